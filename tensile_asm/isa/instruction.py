@@ -1,0 +1,98 @@
+"""Typed instructions: an opcode, its operands in assembly order, and its modifiers.
+
+Which operands are written and which are read comes from ``opcodes.op_info``; text is rendered
+only at the end, after register allocation, from the same objects the passes reason over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from tensile_asm.isa.opcodes import OpInfo, op_info
+from tensile_asm.isa.registers import Imm, Label, Operand, Reg, Special, VReg, VRegRef, as_operand
+
+# Modifiers are (name, value) pairs; value None means a bare flag such as ``offen``.
+Modifier = tuple[str, int | None]
+
+WAITCNT_COUNTERS = ("vmcnt", "expcnt", "lgkmcnt")
+
+
+@dataclass
+class Instruction:
+    opcode: str
+    operands: tuple = ()
+    modifiers: tuple[Modifier, ...] = ()
+    comment: str = ""
+    # Filled in for instructions parsed back from a code object.
+    address: int | None = None
+    source_line: int | None = None
+    _info: OpInfo | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def info(self) -> OpInfo:
+        if self._info is None:
+            self._info = op_info(self.opcode, returns=self.has_modifier("glc") or self.has_modifier("sc0"))
+        return self._info
+
+    def has_modifier(self, name: str) -> bool:
+        return any(m == name for m, _ in self.modifiers)
+
+    def modifier(self, name: str, default: int | None = None) -> int | None:
+        for m, v in self.modifiers:
+            if m == name:
+                return v
+        return default
+
+    @property
+    def defs(self) -> tuple:
+        return self.operands[: self.info.num_defs]
+
+    @property
+    def uses(self) -> tuple:
+        return self.operands[self.info.num_defs:]
+
+    def registers(self) -> Iterable:
+        """Every register operand (physical or virtual), defs first."""
+        return (o for o in self.operands if isinstance(o, (Reg, VRegRef)))
+
+    def render(self, assignment: Mapping[VReg, int] | None = None) -> str:
+        if self.opcode == "s_waitcnt":
+            text = "s_waitcnt " + " ".join(f"{n}({v})" for n, v in self.modifiers)
+        else:
+            ops = ", ".join(_render_operand(o, assignment) for o in self.operands)
+            mods = " ".join(n if v is None else f"{n}:{v}" for n, v in self.modifiers)
+            text = " ".join(p for p in (self.opcode, ops, mods) if p)
+        if self.comment:
+            text = f"{text:<48} // {self.comment}"
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def _render_operand(o, assignment) -> str:
+    if isinstance(o, VRegRef):
+        if assignment is None or o.vreg not in assignment:
+            return str(o)
+        return str(o.resolve(assignment))
+    return str(o)
+
+
+def inst(opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Instruction:
+    """Build an instruction, checking the opcode is known and the operands are operands."""
+    op_info(opcode)  # raises KeyError for an opcode we cannot describe
+    norm_mods = tuple((m, None) if isinstance(m, str) else (m[0], m[1]) for m in mods)
+    return Instruction(opcode, tuple(as_operand(o) for o in operands), norm_mods, comment)
+
+
+def waitcnt(vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
+            comment: str = "") -> Instruction:
+    """``s_waitcnt`` with named counters; a counter left out is not waited for."""
+    mods = tuple((n, v) for n, v in (("vmcnt", vmcnt), ("expcnt", expcnt), ("lgkmcnt", lgkmcnt)) if v is not None)
+    if not mods:
+        raise ValueError("s_waitcnt needs at least one counter")
+    return Instruction("s_waitcnt", (), mods, comment)
+
+
+__all__ = ["Instruction", "inst", "waitcnt", "Imm", "Label", "Reg", "Special", "VReg", "VRegRef"]

@@ -1,0 +1,166 @@
+"""Operands: physical register ranges, virtual registers, special registers, immediates and labels.
+
+Virtual registers (``VReg``) are what the writer asks for; the allocation pass maps each to a
+physical range. An operand may name a slice of a virtual register (``VRegRef``), so a 16-dword
+kernel-argument block can be loaded with one ``s_load_dwordx16`` and read one dword at a time.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Mapping, Union
+
+REG_KINDS = ("v", "s", "a")
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A physical register range: kind 'v' (VGPR), 's' (SGPR) or 'a' (AGPR)."""
+
+    kind: str
+    index: int
+    count: int = 1
+
+    def __post_init__(self):
+        if self.kind not in REG_KINDS:
+            raise ValueError(f"bad register kind {self.kind!r}")
+        if self.index < 0 or self.count < 1:
+            raise ValueError(f"bad register range {self.kind}{self.index}x{self.count}")
+
+    def __str__(self) -> str:
+        if self.count == 1:
+            return f"{self.kind}{self.index}"
+        return f"{self.kind}[{self.index}:{self.index + self.count - 1}]"
+
+    def sub(self, offset: int, count: int = 1) -> "Reg":
+        if offset + count > self.count:
+            raise ValueError(f"{self}: slice {offset}+{count} out of range")
+        return Reg(self.kind, self.index + offset, count)
+
+    def units(self) -> list[tuple[str, int]]:
+        """The individual 32-bit registers this range covers."""
+        return [(self.kind, self.index + i) for i in range(self.count)]
+
+
+class VReg:
+    """A virtual register range the allocator will place. Identity is the object itself."""
+
+    __slots__ = ("kind", "count", "align", "name", "fixed")
+
+    def __init__(self, kind: str, count: int = 1, name: str = "", align: int = 1, fixed: int | None = None):
+        if kind not in REG_KINDS:
+            raise ValueError(f"bad register kind {kind!r}")
+        self.kind, self.count, self.align, self.name, self.fixed = kind, count, align, name, fixed
+
+    def __repr__(self) -> str:
+        return f"VReg({self.kind}{self.count}:{self.name or id(self)})"
+
+    def __getitem__(self, i: int) -> "VRegRef":
+        return self.slice(i, 1)
+
+    def slice(self, offset: int, count: int = 1) -> "VRegRef":
+        if offset < 0 or offset + count > self.count:
+            raise ValueError(f"{self!r}: slice {offset}+{count} out of range")
+        return VRegRef(self, offset, count)
+
+    def all(self) -> "VRegRef":
+        return VRegRef(self, 0, self.count)
+
+
+@dataclass(frozen=True)
+class VRegRef:
+    """A slice of a virtual register, resolved to a ``Reg`` once allocation has run."""
+
+    vreg: VReg
+    offset: int
+    count: int
+
+    @property
+    def kind(self) -> str:
+        return self.vreg.kind
+
+    def resolve(self, assignment: Mapping[VReg, int]) -> Reg:
+        return Reg(self.vreg.kind, assignment[self.vreg] + self.offset, self.count)
+
+    def __str__(self) -> str:
+        name = self.vreg.name or "tmp"
+        return f"%{self.kind}.{name}[{self.offset}:{self.offset + self.count - 1}]"
+
+
+SPECIAL_WIDTH = {
+    "vcc": 2, "vcc_lo": 1, "vcc_hi": 1, "exec": 2, "exec_lo": 1, "exec_hi": 1,
+    "m0": 1, "scc": 1, "off": 0, "flat_scratch": 2,
+}
+
+
+@dataclass(frozen=True)
+class Special:
+    """A named special register (vcc, exec, m0, scc) or the ``off`` placeholder."""
+
+    name: str
+
+    def __post_init__(self):
+        if self.name not in SPECIAL_WIDTH:
+            raise ValueError(f"unknown special register {self.name!r}")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+VCC, EXEC, SCC, M0, OFF = Special("vcc"), Special("exec"), Special("scc"), Special("m0"), Special("off")
+
+# Floats the hardware encodes inline (no literal dword), as LLVM prints them.
+INLINE_FLOATS = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0}
+
+
+def float_bits(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate: an int (32-bit pattern or small signed inline constant) or an fp32 value."""
+
+    value: Union[int, float]
+
+    def __str__(self) -> str:
+        v = self.value
+        if isinstance(v, float):
+            if v in INLINE_FLOATS:
+                return repr(v)
+            return f"0x{float_bits(v):08x}"
+        if -16 <= v <= 64:
+            return str(v)
+        return f"0x{v & 0xFFFFFFFF:x}"
+
+    @property
+    def bits(self) -> int:
+        v = self.value
+        return float_bits(v) if isinstance(v, float) else v & 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class Label:
+    """A branch target."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+Operand = Union[Reg, VRegRef, Special, Imm, Label]
+
+
+def as_operand(x) -> Operand:
+    """Accept VReg (whole), ints and floats where an operand is expected."""
+    if isinstance(x, VReg):
+        return x.all()
+    if isinstance(x, bool):
+        raise TypeError("booleans are not operands")
+    if isinstance(x, (int, float)):
+        return Imm(x)
+    if isinstance(x, (Reg, VRegRef, Special, Imm, Label)):
+        return x
+    raise TypeError(f"not an operand: {x!r}")
