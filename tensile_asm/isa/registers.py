@@ -80,6 +80,14 @@ class VRegRef:
     def kind(self) -> str:
         return self.vreg.kind
 
+    def __getitem__(self, i: int) -> "VRegRef":
+        return self.sub(i, 1)
+
+    def sub(self, offset: int, count: int = 1) -> "VRegRef":
+        if offset < 0 or offset + count > self.count:
+            raise ValueError(f"{self}: slice {offset}+{count} out of range")
+        return VRegRef(self.vreg, self.offset + offset, count)
+
     def resolve(self, assignment: Mapping[VReg, int]) -> Reg:
         return Reg(self.vreg.kind, assignment[self.vreg] + self.offset, self.count)
 

@@ -1,0 +1,106 @@
+"""Drive the LLVM AMDGPU assembler and linker.
+
+Assembly goes through ``llvm-mc`` (about 10 ms faster per file than the clang driver, byte-identical
+objects); because ``llvm-mc`` only *warns* about an unknown ``-mcpu`` and then writes a broken object,
+any diagnostic at all is treated as an error. The code object version is pinned by the
+``.amdhsa_code_object_version`` directive the writer emits. Assembled objects are cached by a hash of
+the tool, target and source text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tensile_asm.errors import ToolchainError
+from tensile_asm.isa.arch import Arch
+from tensile_asm.toolchain_paths import find_llvm_tool
+
+CODE_OBJECT_VERSION = 5
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tensile-asm" / "objects"
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write to a temporary name beside ``path`` and rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _run(cmd: list[str], what: str, source_name: str) -> subprocess.CompletedProcess:
+    try:
+        proc = subprocess.run(cmd, capture_output=True)
+    except OSError as e:
+        raise ToolchainError(f"could not run {cmd[0]}: {e}") from None
+    diagnostics = proc.stderr.decode(errors="replace").strip()
+    if proc.returncode != 0 or diagnostics:
+        first = next((l for l in diagnostics.splitlines() if "error" in l or "warning" in l), diagnostics[:300])
+        first = first.replace("<stdin>", source_name)
+        raise ToolchainError(f"{what} of {source_name} failed: {first.strip()}")
+    return proc
+
+
+def assemble(text: str, arch: Arch, source_name: str = "<kernel>.s") -> bytes:
+    """Assemble AMDGPU assembly text into an ELF relocatable object for ``arch``."""
+    mc = find_llvm_tool("llvm-mc")
+    key = hashlib.sha256(f"{mc}\0{arch.name}\0{text}".encode()).hexdigest()
+    cached = cache_dir() / f"{key}.o"
+    if cached.is_file():
+        return cached.read_bytes()
+    with tempfile.TemporaryDirectory(prefix="tensile-asm-") as tmp:
+        out = Path(tmp) / "k.o"
+        cmd = [mc, "-triple=amdgcn-amd-amdhsa", f"-mcpu={arch.name}", "-filetype=obj", "-o", str(out), "-"]
+        try:
+            proc = subprocess.run(cmd, input=text.encode(), capture_output=True)
+        except OSError as e:
+            raise ToolchainError(f"could not run {mc}: {e}") from None
+        diagnostics = proc.stderr.decode(errors="replace").strip()
+        if proc.returncode != 0 or diagnostics:
+            lines = diagnostics.splitlines()
+            first = next((l for l in lines if "error" in l or "warning" in l), lines[0] if lines else "")
+            context = ""
+            idx = lines.index(first) if first in lines else -1
+            if 0 <= idx < len(lines) - 1:
+                context = f" (at: {lines[idx + 1].strip()})"
+            raise ToolchainError(
+                f"the assembler rejected {source_name}: {first.replace('<stdin>', source_name).strip()}{context}")
+        obj = out.read_bytes()
+    try:
+        write_atomic(cached, obj)
+    except OSError:
+        pass  # a read-only cache is not an error
+    return obj
+
+
+def link(objects: list[bytes], out_path: Path, source_name: str = "kernels") -> None:
+    """Link relocatable objects into one shared code object at ``out_path`` (atomically)."""
+    lld = find_llvm_tool("ld.lld")
+    out_path = Path(out_path)
+    with tempfile.TemporaryDirectory(prefix="tensile-asm-") as tmp:
+        paths = []
+        for i, obj in enumerate(objects):
+            p = Path(tmp) / f"k{i}.o"
+            p.write_bytes(obj)
+            paths.append(str(p))
+        co = Path(tmp) / "out.co"
+        _run([lld, "-shared", "-o", str(co), *paths], "linking", source_name)
+        write_atomic(out_path, co.read_bytes())
+
+
+def assemble_and_link(text: str, arch: Arch, out_path: Path, source_name: str = "<kernel>.s") -> None:
+    link([assemble(text, arch, source_name)], out_path, source_name)

@@ -1,0 +1,94 @@
+"""Kernel arguments in Tensile's order, shared by the writer (SGPR layout) and the host (kernarg buffer).
+
+The order and sizes follow Tensile's KernelWriterAssembly (`numSgprToLoad`): Tensor2dSizeA/B,
+AddressD/C/A/B, Alpha, [Beta], StridesD/C/A/B, SizesFree, SizesSum, OrigStaggerUIter,
+NumWorkGroups0/1, NumFullBlocks, WgmRemainder1, MagicNumberWgmRemainder1. Every argument is
+declared ``by_value`` in the metadata, as Tensile does; the order/size contract is the ABI.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    size: int       # bytes
+    kind: str       # 'u64' address/size, 'u32', 'f32'
+    offset: int
+
+
+def argument_layout(batched: bool, use_beta: bool) -> list[Argument]:
+    strides = 2 if batched else 1          # NumIndicesC - 1 for C/D, len(A) - 1 for A/B
+    free = 3 if batched else 2
+    spec: list[tuple[str, int, str]] = [
+        ("Tensor2dSizeA", 8, "u64"), ("Tensor2dSizeB", 8, "u64"),
+        ("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressA", 8, "u64"), ("AddressB", 8, "u64"),
+        ("Alpha", 4, "f32"),
+    ]
+    if use_beta:
+        spec.append(("Beta", 4, "f32"))
+    for t in "DCAB":
+        spec += [(f"Strides{t}{i}", 4, "u32") for i in range(strides)]
+    spec += [(f"SizesFree{i}", 4, "u32") for i in range(free)]
+    spec.append(("SizesSum0", 4, "u32"))
+    spec += [("OrigStaggerUIter", 4, "u32"), ("NumWorkGroups0", 4, "u32"), ("NumWorkGroups1", 4, "u32"),
+             ("NumFullBlocks", 4, "u32"), ("WgmRemainder1", 4, "u32"), ("MagicNumberWgmRemainder1", 4, "u32")]
+    out, offset = [], 0
+    for name, size, kind in spec:
+        out.append(Argument(name, size, kind, offset))
+        offset += size
+    return out
+
+
+def kernarg_size(layout: list[Argument]) -> int:
+    end = layout[-1].offset + layout[-1].size
+    return -(-end // 8) * 8
+
+
+def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], batch_stride: dict[str, int],
+                    tensor2d_size: dict[str, int], alpha: float, beta: float, macro_tile: tuple[int, int],
+                    addresses: dict[str, int]) -> dict[str, int | float]:
+    """Values of every argument for one launch; dicts are keyed by tensor letter (A, B, C, D)."""
+    values: dict[str, int | float] = {
+        "Tensor2dSizeA": tensor2d_size["A"], "Tensor2dSizeB": tensor2d_size["B"],
+        "Alpha": alpha, "Beta": beta,
+        "OrigStaggerUIter": 0, "NumFullBlocks": 0, "WgmRemainder1": 0, "MagicNumberWgmRemainder1": 0,
+        "NumWorkGroups0": -(-m // macro_tile[0]), "NumWorkGroups1": -(-n // macro_tile[1]),
+    }
+    for t in "DCAB":
+        values[f"Address{t}"] = addresses[t]
+        values[f"Strides{t}0"] = ld[t]
+        values[f"Strides{t}1"] = batch_stride[t]
+    for i, v in enumerate((m, n, batch)):
+        values[f"SizesFree{i}"] = v
+    values["SizesSum0"] = k
+    return values
+
+
+def pack_arguments(layout: list[Argument], values: dict[str, int | float]) -> bytes:
+    buf = bytearray(kernarg_size(layout))
+    for arg in layout:
+        v = values[arg.name]
+        fmt = {"u64": "<Q", "u32": "<I", "f32": "<f"}[arg.kind]
+        struct.pack_into(fmt, buf, arg.offset, float(v) if arg.kind == "f32" else int(v) & ((1 << (8 * arg.size)) - 1))
+    return bytes(buf)
+
+
+def launch_arguments(layout: list[Argument], values: dict[str, int | float]) -> list:
+    """The per-argument values as numpy scalars of the declared size, for ``Emulator.launch``."""
+    out = []
+    for arg in layout:
+        v = values[arg.name]
+        if arg.kind == "f32":
+            out.append(np.float32(v))
+        elif arg.kind == "u64":
+            out.append(v if isinstance(v, np.ndarray) else np.uint64(v))
+        else:
+            out.append(np.uint32(int(v) & 0xFFFFFFFF))
+    return out

@@ -1,0 +1,126 @@
+"""From solutions to code objects: which solutions this writer can build, and building them.
+
+``supports`` answers with one readable reason per solution the writer cannot build yet (the
+features it implements grow issue by issue); ``build_code_object`` assembles every kernel and links
+them into one code object with a single metadata note.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tensile_asm import toolchain
+from tensile_asm.errors import UserError
+from tensile_asm.isa.arch import Arch
+from tensile_asm.writer import signature
+from tensile_asm.writer.context import Geometry
+from tensile_asm.writer.kernel import Kernel, write_kernel
+
+# (parameter, accepted values, why) for parameters whose other values change the kernel in ways this
+# writer does not implement yet. Values are compared after bool -> int.
+FEATURE_LIMITS = (
+    ("KernelLanguage", {"Assembly"}, "only the assembly writer exists (the HIP source writer is not written yet)"),
+    ("VectorWidth", {1}, "VectorWidth > 1 is not implemented"),
+    ("GlobalLoadVectorWidthA", {1}, "global-read vector width > 1 is not implemented"),
+    ("GlobalLoadVectorWidthB", {1}, "global-read vector width > 1 is not implemented"),
+    ("PrefetchGlobalRead", {0}, "PrefetchGlobalRead (LDS double buffering) is not implemented"),
+    ("PrefetchLocalRead", {0}, "PrefetchLocalRead is not implemented"),
+    ("GlobalSplitU", {1}, "GlobalSplitU > 1 is not implemented"),
+    ("WorkGroupMapping", {0, 1}, "WorkGroupMapping other than 1 is not implemented"),
+    ("StaggerU", {0}, "StaggerU is not implemented"),
+    ("InnerUnroll", {1}, "InnerUnroll > 1 is not implemented"),
+    ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
+    ("TransposeLDS", {0, -1}, "TransposeLDS is not implemented"),
+    ("PersistentKernel", {0}, "PersistentKernel is not implemented"),
+    ("StreamK", {0}, "StreamK is not implemented"),
+    ("DirectToLdsA", {0}, "DirectToLds is not implemented"),
+    ("DirectToLdsB", {0}, "DirectToLds is not implemented"),
+    ("DirectToVgprA", {0}, "DirectToVgpr is not implemented"),
+    ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
+    ("BufferLoad", {1}, "global (non-buffer) loads are not implemented"),
+    ("BufferStore", {1}, "global (non-buffer) stores are not implemented"),
+    ("NumLoadsCoalescedA", {1, -1}, "NumLoadsCoalescedA other than 1 is not implemented"),
+    ("NumLoadsCoalescedB", {1, -1}, "NumLoadsCoalescedB other than 1 is not implemented"),
+    ("LdsPadA", {0, -1}, "LdsPadA is not implemented"),
+    ("LdsPadB", {0, -1}, "LdsPadB is not implemented"),
+    ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
+)
+
+
+def _value(v):
+    return int(v) if isinstance(v, bool) else v
+
+
+def geometry(solution) -> Geometry:
+    d, pt = solution.derived, solution.problem_type
+    return Geometry(wg0=d.wg0, wg1=d.wg1, tt0=d.tt0, tt1=d.tt1, depth_u=d.depth_u,
+                    transpose_a=pt.transpose_a, transpose_b=pt.transpose_b,
+                    batched=pt.batched, use_beta=pt.use_beta,
+                    bytes_per_element=pt.data_type.bytes)
+
+
+def _problem_reason(solution) -> str | None:
+    pt = solution.problem_type
+    types = {pt.data_type.char, pt.dest_type.char, pt.compute_type.char}
+    if types != {"S"}:
+        return f"data types {pt.data_type.char}/{pt.dest_type.char}/{pt.compute_type.char}: only single precision (S) is implemented"
+    if getattr(pt, "high_precision_accumulate", False):
+        return "HighPrecisionAccumulate is not implemented"
+    if not getattr(pt, "strided_batched", True):
+        return "general (pointer-array) batched GEMM is not implemented"
+    if getattr(pt, "use_initial_strides_ab", False) or getattr(pt, "use_initial_strides_cd", False):
+        return "UseInitialStrides is not implemented"
+    return None
+
+
+def supports(solution, arch: Arch) -> str | None:
+    """None if this writer can build ``solution`` for ``arch``, else the reason it cannot."""
+    reason = _problem_reason(solution)
+    if reason:
+        return reason
+    params = solution.params
+    mi = params.get("MatrixInstruction") or []
+    if mi or params.get("EnableMatrixInstruction"):
+        return "MatrixInstruction (MFMA) kernels are not implemented"
+    if solution.derived.local_split_u != 1:
+        return f"LocalSplitU={solution.derived.local_split_u} (WorkGroup third entry) is not implemented"
+    for name, accepted, why in FEATURE_LIMITS:
+        if name in params and _value(params[name]) not in accepted:
+            return f"{name}={params[name]}: {why}"
+    if not arch.instructions.get("fmac_f32"):
+        return f"{arch.name} has no v_fmac_f32; its VALU MAC is not implemented"
+    g = geometry(solution)
+    if g.depth_u & (g.depth_u - 1):
+        return f"DepthU={g.depth_u}: the writer needs a power of two"
+    for op, mt in (("A", g.mt0), ("B", g.mt1)):
+        if (mt * g.depth_u) % g.num_threads:
+            return (f"MacroTile{0 if op == 'A' else 1}={mt} x DepthU={g.depth_u} is not a multiple of "
+                    f"NumThreads={g.num_threads}, so the {op} tile cannot be split into whole loads")
+    if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
+        return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
+    try:
+        write_kernel(g, arch, "probe")
+    except UserError as e:
+        return str(e)
+    return None
+
+
+def build_kernel(solution, arch: Arch, name: str) -> Kernel:
+    reason = supports(solution, arch)
+    if reason:
+        raise UserError(f"solution {name} cannot be built for {arch.name}: {reason}")
+    return write_kernel(geometry(solution), arch, name)
+
+
+def link_kernels(kernels: list[Kernel], arch: Arch, out_path: Path) -> None:
+    """Assemble each kernel without metadata, plus one metadata-only object, and link them."""
+    objects = [toolchain.assemble(k.body_text(), arch, f"{k.name}.s") for k in kernels]
+    meta = signature.header(arch) + signature.metadata_block(arch, [k.metadata() for k in kernels])
+    objects.append(toolchain.assemble(meta, arch, "metadata.s"))
+    toolchain.link(objects, out_path, out_path.name)
+
+
+def build_code_object(kernels: list[tuple[str, object]], arch: Arch, out_path: Path) -> list[Kernel]:
+    built = [build_kernel(sol, arch, name) for name, sol in kernels]
+    link_kernels(built, arch, Path(out_path))
+    return built

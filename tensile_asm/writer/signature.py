@@ -1,0 +1,90 @@
+"""The kernel's header, kernel descriptor (``.amdhsa_kernel``) and ``.amdgpu_metadata``, computed
+from the register allocation and the argument layout. Code object v5 is pinned here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+from tensile_asm.isa.arch import Arch
+from tensile_asm.writer.arguments import Argument, kernarg_size
+
+CODE_OBJECT_VERSION = 5
+METADATA_VERSION = {4: [1, 1], 5: [1, 2]}
+
+
+@dataclass(frozen=True)
+class Resources:
+    vgprs: int             # ArchVGPRs used (next free)
+    agprs: int
+    sgprs: int             # user SGPRs used (next free), VCC excluded
+    lds_bytes: int
+    workgroup_size: int
+    workgroup_id_z: bool
+
+
+def header(arch: Arch) -> str:
+    return (f'.amdgcn_target "{arch.target_id}"\n'
+            f".amdhsa_code_object_version {CODE_OBJECT_VERSION}\n")
+
+
+def function_open(name: str) -> str:
+    return f".text\n.protected {name}\n.globl {name}\n.p2align 8\n.type {name},@function\n{name}:\n"
+
+
+def function_close(name: str) -> str:
+    return f".L{name}_end:\n.size {name}, .L{name}_end-{name}\n"
+
+
+def descriptor(arch: Arch, name: str, res: Resources, layout: list[Argument]) -> str:
+    lines = [".rodata", ".p2align 6", f".amdhsa_kernel {name}",
+             "  .amdhsa_user_sgpr_kernarg_segment_ptr 1",
+             f"  .amdhsa_kernarg_size {kernarg_size(layout)}",
+             f"  .amdhsa_group_segment_fixed_size {res.lds_bytes}",
+             "  .amdhsa_private_segment_fixed_size 0"]
+    if arch.unified_vgpr_file:
+        accum = arch.accum_offset(res.vgprs)
+        lines += [f"  .amdhsa_next_free_vgpr {accum + res.agprs if res.agprs else max(res.vgprs, 1)}",
+                  f"  .amdhsa_accum_offset {accum}"]
+    else:
+        lines.append(f"  .amdhsa_next_free_vgpr {max(res.vgprs, 1)}")
+    lines += [f"  .amdhsa_next_free_sgpr {max(res.sgprs, 1)}",
+              "  .amdhsa_system_sgpr_workgroup_id_x 1",
+              "  .amdhsa_system_sgpr_workgroup_id_y 1",
+              f"  .amdhsa_system_sgpr_workgroup_id_z {int(res.workgroup_id_z)}",
+              "  .amdhsa_system_vgpr_workitem_id 0",
+              "  .amdhsa_float_denorm_mode_32 3",
+              "  .amdhsa_float_denorm_mode_16_64 3",
+              ".end_amdhsa_kernel"]
+    return "\n".join(lines) + "\n"
+
+
+def kernel_metadata(arch: Arch, name: str, res: Resources, layout: list[Argument]) -> dict:
+    return {
+        ".name": name,
+        ".symbol": f"{name}.kd",
+        ".language": "OpenCL C",
+        ".language_version": [2, 0],
+        ".args": [{".name": a.name, ".size": a.size, ".offset": a.offset, ".value_kind": "by_value"} for a in layout],
+        ".group_segment_fixed_size": res.lds_bytes,
+        ".kernarg_segment_align": 8,
+        ".kernarg_segment_size": kernarg_size(layout),
+        ".max_flat_workgroup_size": res.workgroup_size,
+        ".private_segment_fixed_size": 0,
+        ".sgpr_count": arch.granulated_sgprs(res.sgprs),
+        ".sgpr_spill_count": 0,
+        ".vgpr_count": arch.accum_offset(res.vgprs) + res.agprs if res.agprs else res.vgprs,
+        ".agpr_count": res.agprs,
+        ".vgpr_spill_count": 0,
+        ".wavefront_size": arch.wavefront_size,
+    }
+
+
+def metadata_block(arch: Arch, kernels: list[dict]) -> str:
+    doc = {"amdhsa.version": METADATA_VERSION[CODE_OBJECT_VERSION],
+           "amdhsa.target": arch.target_id,
+           "amdhsa.kernels": kernels}
+    body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None)
+    return f".amdgpu_metadata\n---\n{body}...\n.end_amdgpu_metadata\n"
