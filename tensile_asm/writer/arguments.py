@@ -11,7 +11,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-import numpy as np
 
 
 
@@ -78,17 +77,3 @@ def pack_arguments(layout: list[Argument], values: dict[str, int | float]) -> by
         fmt = {"u64": "<Q", "u32": "<I", "f32": "<f"}[arg.kind]
         struct.pack_into(fmt, buf, arg.offset, float(v) if arg.kind == "f32" else int(v) & ((1 << (8 * arg.size)) - 1))
     return bytes(buf)
-
-
-def launch_arguments(layout: list[Argument], values: dict[str, int | float]) -> list:
-    """The per-argument values as numpy scalars of the declared size, for ``Emulator.launch``."""
-    out = []
-    for arg in layout:
-        v = values[arg.name]
-        if arg.kind == "f32":
-            out.append(np.float32(v))
-        elif arg.kind == "u64":
-            out.append(v if isinstance(v, np.ndarray) else np.uint64(v))
-        else:
-            out.append(np.uint32(int(v) & 0xFFFFFFFF))
-    return out

@@ -1,0 +1,54 @@
+"""Verify a GEMM kernel on a runtime against the float64 reference, size by size."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tensile_asm.benchmark.reference import compare, make_instance
+from tensile_asm.errors import EmulationError
+from tensile_asm.writer.context import Geometry
+
+
+@dataclass(frozen=True)
+class Size:
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}" + (f"x{self.batch}" if self.batch != 1 else "")
+
+
+@dataclass
+class CaseResult:
+    size: Size
+    alpha: float
+    beta: float
+    max_rel_error: float | None
+    tolerance: float | None
+    passed: bool
+    detail: str = ""
+
+
+def verify_sizes(co_path: Path, kernel_name: str, geometry: Geometry, sizes: list[Size], alpha: float,
+                 beta: float, seed: int, runtime, pad: int = 0) -> list[CaseResult]:
+    results = []
+    for i, size in enumerate(sizes):
+        batch = size.batch if geometry.batched else 1
+        inst = make_instance(size.m, size.n, size.k, batch, geometry.transpose_a, geometry.transpose_b,
+                             pad=pad, beta_zero_c_nan=(beta == 0.0), seed=seed + i)
+        try:
+            launch = runtime.run_gemm(co_path, kernel_name, geometry, inst, alpha, beta)
+        except EmulationError as e:
+            results.append(CaseResult(size, alpha, beta, None, None, False, f"emulator: {e}"))
+            continue
+        cmp = compare(inst, launch.d, alpha, beta)
+        detail = ""
+        if cmp.outside_writes:
+            detail = f"{cmp.outside_writes} elements written outside D's M x N region"
+        elif cmp.bad_elements:
+            detail = f"{cmp.bad_elements} elements above tolerance"
+        results.append(CaseResult(size, alpha, beta, cmp.max_rel_error, cmp.tolerance, cmp.passed, detail))
+    return results

@@ -1,0 +1,1 @@
+"""Command-line entry points: tensile-asm, tensile-create-library (and tensile, with tuning)."""

@@ -1,0 +1,133 @@
+"""tensile-asm: emit and verify GEMM kernels for one solution.
+
+  tensile-asm emit   --arch gfx90a --solution SOL.yaml [--index I] -o OUT/
+  tensile-asm verify --arch gfx90a --solution SOL.yaml [--index I] --size M,N,K[,BATCH] ...
+                     [--alpha A] [--beta B] [--asm FILE.s] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from tensile_asm.cli.common import parse_size, run_main
+from tensile_asm.errors import UserError
+
+PROG = "tensile-asm"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Generate and verify GEMM kernels in AMDGPU assembly. "
+                                "Verification runs the linked code object on a CPU emulator (emulated, not measured).")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def solution_args(sp):
+        sp.add_argument("--arch", required=True, help="target architecture, e.g. gfx90a (see isa/*.yaml)")
+        sp.add_argument("--solution", required=True, type=Path,
+                        help="YAML file with one solution (Tensile parameter names), or a logic file with --index")
+        sp.add_argument("--index", type=int, default=None, help="solution index when --solution is a logic file")
+
+    emit = sub.add_parser("emit", help="write NAME.s and NAME.co and print the kernel's resources")
+    solution_args(emit)
+    emit.add_argument("-o", "--output", required=True, type=Path, help="output directory")
+
+    verify = sub.add_parser("verify", help="run the kernel on the CPU emulator against a float64 numpy reference")
+    solution_args(verify)
+    verify.add_argument("--size", action="append", required=True, metavar="M,N,K[,BATCH]",
+                        help="problem size; repeat for several")
+    verify.add_argument("--alpha", type=float, default=1.5)
+    verify.add_argument("--beta", type=float, default=0.5)
+    verify.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    verify.add_argument("--asm", type=Path, default=None,
+                        help="verify this (possibly hand-edited) assembly file instead of the generated one")
+    verify.add_argument("--no-strict", action="store_true",
+                        help="do not stop on missing waits, hazards or LDS races (strict is the default)")
+    return p
+
+
+def _load(args):
+    from tensile_asm.isa.arch import load_arch
+    from tensile_asm.solution import load_solution_file
+    from tensile_asm.solution.naming import min_names
+    from tensile_asm.writer.build import build_kernel
+
+    arch = load_arch(args.arch)
+    sol = load_solution_file(args.solution, index=args.index)
+    sol.validate()
+    name = min_names([sol])[0]
+    kernel = build_kernel(sol, arch, name)
+    return arch, sol, kernel
+
+
+def _print_resources(kernel) -> None:
+    r, occ = kernel.resources, kernel.occupancy()
+    print(f"kernel     {kernel.name}")
+    print(f"registers  {r.vgprs} VGPR, {r.agprs} AGPR, {r.sgprs} SGPR")
+    print(f"LDS        {r.lds_bytes} bytes")
+    print(f"occupancy  {occ['waves_per_simd']} waves/SIMD (limited by {occ['limited_by']})")
+
+
+def cmd_emit(args) -> int:
+    from tensile_asm import toolchain
+
+    arch, _, kernel = _load(args)
+    text = kernel.text()
+    out = args.output
+    co = out / f"{kernel.name}.co"
+    toolchain.assemble_and_link(text, arch, co, f"{kernel.name}.s")
+    toolchain.write_atomic(out / f"{kernel.name}.s", text)
+    _print_resources(kernel)
+    print(f"wrote      {out / (kernel.name + '.s')}\n           {co}")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    from tensile_asm import toolchain
+    from tensile_asm.benchmark.verify import Size, verify_sizes
+    from tensile_asm.runtime.emulated import EmulatedRuntime
+
+    sizes = [Size(*parse_size(s)) for s in args.size]
+    arch, _, kernel = _load(args)
+    name = kernel.name
+    with tempfile.TemporaryDirectory(prefix="tensile-asm-verify-") as tmp:
+        co = Path(tmp) / "kernel.co"
+        if args.asm is not None:
+            if not args.asm.is_file():
+                raise UserError(f"--asm {args.asm}: no such file")
+            toolchain.assemble_and_link(args.asm.read_text(), arch, co, str(args.asm))
+            name = _single_kernel_name(co, default=name)
+            print(f"verifying {args.asm} (kernel {name}) on the emulator")
+        else:
+            toolchain.assemble_and_link(kernel.text(), arch, co, f"{name}.s")
+            print(f"verifying {name} on the emulator")
+        runtime = EmulatedRuntime(strict=not args.no_strict)
+        results = verify_sizes(co, name, kernel.geometry, sizes, args.alpha, args.beta, args.seed, runtime)
+    failed = 0
+    print(f"{'size':<18} {'alpha':>7} {'beta':>7} {'max rel err':>12} {'tolerance':>10}  result")
+    for r in results:
+        err = "-" if r.max_rel_error is None else f"{r.max_rel_error:.3e}"
+        tol = "-" if r.tolerance is None else f"{r.tolerance:.1e}"
+        print(f"{str(r.size):<18} {r.alpha:>7g} {r.beta:>7g} {err:>12} {tol:>10}  "
+              f"{'PASS' if r.passed else 'FAIL'}{'  ' + r.detail if r.detail else ''}")
+        failed += not r.passed
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def _single_kernel_name(co: Path, default: str) -> str:
+    from tensile_asm.codeobject import read_code_object
+
+    names = list(read_code_object(co).kernels)
+    return names[0] if len(names) == 1 else default
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handler = {"emit": cmd_emit, "verify": cmd_verify}[args.command]
+    return run_main(PROG, lambda: handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

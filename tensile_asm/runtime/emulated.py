@@ -1,0 +1,54 @@
+"""Launch a GEMM kernel of ours on the CPU emulator, with Tensile's kernel arguments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tensile_asm.benchmark.reference import GemmInstance
+from tensile_asm.writer.arguments import argument_layout, argument_values
+from tensile_asm.writer.context import Geometry
+
+
+@dataclass
+class LaunchResult:
+    d: np.ndarray           # the D buffer after the kernel ran
+    stats: object           # whatever the emulator reports (instructions, waves, ...)
+
+
+class EmulatedRuntime:
+    """Runs kernels on ``tensile_asm.emulator`` — an emulation, not a measurement."""
+
+    name = "emulator"
+
+    def __init__(self, strict: bool = True):
+        self.strict = strict
+
+    def run_gemm(self, co_path: Path, kernel_name: str, geometry: Geometry, inst: GemmInstance,
+                 alpha: float, beta: float) -> LaunchResult:
+        from tensile_asm.emulator import Emulator
+
+        layout = argument_layout(geometry.batched, geometry.use_beta)
+        buffers = {t: inst.arrays[t].copy() for t in "ABCD"}
+        values = argument_values(
+            m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld, batch_stride=inst.batch_stride,
+            tensor2d_size={t: inst.tensor2d_size(t) for t in "AB"}, alpha=alpha, beta=beta,
+            macro_tile=(geometry.mt0, geometry.mt1), addresses=buffers)
+        args = []
+        for arg in layout:
+            v = values[arg.name]
+            if isinstance(v, np.ndarray):
+                args.append(v)
+            elif arg.kind == "f32":
+                args.append(np.float32(v))
+            elif arg.kind == "u64":
+                args.append(np.uint64(v))
+            else:
+                args.append(np.uint32(v))
+        grid = (values["NumWorkGroups0"], values["NumWorkGroups1"], inst.batch if geometry.batched else 1)
+        block = (geometry.num_threads, 1, 1)
+        emulator = Emulator.load(str(co_path), strict=self.strict)
+        stats = emulator.launch(kernel_name, grid=grid, block=block, args=args)
+        return LaunchResult(buffers["D"], stats)

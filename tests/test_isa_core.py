@@ -1,0 +1,99 @@
+"""Typed instructions, the opcode table, register allocation and constant division."""
+
+import numpy as np
+import pytest
+
+from tensile_asm.errors import UserError
+from tensile_asm.isa.allocation import allocate
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.isa.instruction import inst, waitcnt
+from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.opcodes import op_info
+from tensile_asm.isa.registers import VCC, Imm, Label, Reg, VReg
+from tensile_asm.writer.divide import magic_for
+
+
+def test_render_and_defs_uses():
+    i = inst("buffer_load_dword", Reg("v", 4), Reg("v", 2), Reg("s", 8, 4), 0, mods=["offen", ("offset", 16)])
+    assert i.render() == "buffer_load_dword v4, v2, s[8:11], 0 offen offset:16"
+    assert i.defs == (Reg("v", 4),) and Reg("s", 8, 4) in i.uses
+    assert i.info.counter == "vm"
+    add = inst("v_add_co_u32", Reg("v", 1), VCC, Reg("v", 2), 70)
+    assert add.info.num_defs == 2 and add.render() == "v_add_co_u32 v1, vcc, v2, 0x46"
+    assert waitcnt(vmcnt=0, lgkmcnt=3).render() == "s_waitcnt vmcnt(0) lgkmcnt(3)"
+    assert str(Imm(1.0)) == "1.0" and str(Imm(1.5)) == "0x3fc00000" and str(Imm(-16)) == "-16"
+
+
+def test_opcode_families():
+    assert op_info("s_add_u32").implicit_defs == ("scc",)
+    assert op_info("s_cbranch_scc1").implicit_uses == ("scc",)
+    assert op_info("s_load_dwordx4").counter == "smem"
+    assert op_info("ds_read_b128").counter == "lgkm" and op_info("ds_write_b32").num_defs == 0
+    assert op_info("v_cmp_lt_u32_e64").family == "VOPC"
+    assert op_info("buffer_atomic_add_f32").num_defs == 0
+    assert op_info("buffer_atomic_add_f32", returns=True).num_defs == 1
+    with pytest.raises(KeyError):
+        op_info("not_an_opcode")
+    with pytest.raises(KeyError):
+        inst("bogus_op", Reg("v", 0))
+
+
+def _alloc(module, v=16, s=16):
+    return allocate(module, {"v": v, "s": s, "a": 0})
+
+
+def test_allocation_reuses_dead_registers_and_respects_alignment():
+    a, b, c = VReg("v", 1, "a"), VReg("v", 1, "b"), VReg("v", 2, "c", align=2)
+    m = Module("t").add(inst("v_mov_b32", a, 1), inst("v_mov_b32", b, a),       # a dies here
+                        inst("v_mov_b32", c[0], b), inst("v_mov_b32", c[1], b))  # c may reuse a's register
+    alloc = _alloc(m)
+    assert alloc.assignment[c] % 2 == 0
+    assert alloc.assignment[a] != alloc.assignment[b]
+    assert alloc.next_free["v"] <= 4
+
+
+def test_allocation_keeps_loop_carried_values_alive():
+    acc, tmp, later = VReg("v", 1, "acc"), VReg("v", 1, "tmp"), VReg("v", 1, "later")
+    loop = Label(".Lloop")
+    m = Module("t").add(
+        inst("v_mov_b32", acc, 0),
+        LabelDef(loop.name),
+        inst("v_mov_b32", tmp, 2),               # born and dead inside the loop
+        inst("v_add_f32", acc, acc, tmp),        # acc carried between iterations
+        inst("s_cbranch_scc1", loop),
+        inst("v_mov_b32", later, 3),
+        inst("v_add_f32", later, later, acc))
+    alloc = _alloc(m)
+    assert alloc.assignment[tmp] != alloc.assignment[acc]
+    # A value first written after the loop may reuse tmp's register but never acc's.
+    assert alloc.assignment[later] != alloc.assignment[acc]
+
+
+def test_allocation_fixed_registers_and_overflow():
+    serial = VReg("v", 1, "Serial", fixed=0)
+    x = VReg("v", 1, "x")
+    m = Module("t").add(inst("v_mov_b32", x, 1), inst("v_add_u32", x, x, serial))
+    assert _alloc(m).assignment[x] != 0     # v0 holds the work-item id from the start
+    regs = [VReg("v", 1, f"r{i}") for i in range(5)]
+    m2 = Module("t").add(*[inst("v_mov_b32", r, 1) for r in regs], inst("v_add3_u32", regs[0], regs[1], regs[2], regs[3]),
+                         inst("v_add_u32", regs[0], regs[0], regs[4]))
+    with pytest.raises(UserError, match="more than 4 VGPRs"):
+        _alloc(m2, v=4)
+
+
+@pytest.mark.parametrize("divisor", [3, 5, 6, 7, 12, 24, 48, 96, 100, 1000])
+def test_magic_division_is_exact(divisor):
+    magic, shift = magic_for(divisor, 1 << 16)
+    x = np.arange(1 << 16, dtype=np.uint64)
+    assert np.array_equal(((x * np.uint64(magic)) >> np.uint64(32 + shift)), x // np.uint64(divisor))
+
+
+def test_arch_tables():
+    arch = load_arch("gfx90a")
+    assert arch.wavefront_size == 64 and arch.unified_vgpr_file
+    assert arch.accum_offset(57) == 60
+    assert load_arch("gfx942").cache_modifier("glc") == "sc0"
+    with pytest.raises(UserError, match="unknown architecture 'gfx1234'"):
+        load_arch("gfx1234")
+    occ = arch.occupancy(vgprs=128, agprs=0, sgprs=48, lds_bytes=8192, workgroup_size=256)
+    assert occ["waves_per_simd"] == 4 and occ["limited_by"] == "vgpr"
