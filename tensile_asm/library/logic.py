@@ -1,0 +1,237 @@
+"""Library logic files (LibraryLogic's output, TensileCreateLibrary's input): read, find, write.
+
+The list form is a positional YAML list of 9..14 entries (§3.1): version, schedule, architecture (a gfx
+string, ``fallback`` or ``{Architecture, CUCount, IsAPU}``), device names, ProblemType, solutions, index
+order, exact logic (``[[sizes...], [solution index, perf]]`` rows, 4 or 8 sizes), range logic (null), tile
+selection, perf metric, Fp16AltImpl, distance, Fp16AltImplRound. The dict form (``DictLibraryLogic``) is
+read too. A solution that fails to parse is kept with its reason; it does not make the file unreadable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from tensile_asm.errors import UserError
+from tensile_asm.library.fileio import dump_yaml, load_yaml, write_atomic
+from tensile_asm.problem import ProblemType
+from tensile_asm.solution.derive import isa_from_arch
+from tensile_asm.solution.naming import min_names
+from tensile_asm.solution.solution import Solution
+
+# Schedule aliases in logic-file names (Tensile's Common.architectureMap).
+SCHEDULE_ALIASES = {
+    "gfx803": "r9nano", "gfx900": "vega10", "gfx906": "vega20", "gfx908": "arcturus", "gfx90a": "aldebaran",
+    "gfx942": "aquavanjaram942", "gfx950": "gfx950", "gfx1010": "navi10", "gfx1011": "navi12",
+    "gfx1012": "navi14", "gfx1030": "navi21", "gfx1100": "navi31", "gfx1101": "navi32", "gfx1102": "navi33",
+    "gfx1151": "gfx1151", "gfx1200": "gfx1200", "gfx1201": "gfx1201",
+}
+DEFAULT_VERSION = "4.33.0"
+
+
+@dataclass
+class LogicEntry:
+    """One solution of a logic file: parsed (``solution``) or not (``error`` says why)."""
+
+    index: int
+    raw: dict[str, Any]
+    solution: Solution | None
+    error: str | None
+
+    @property
+    def stored_name(self) -> str | None:
+        name = self.raw.get("SolutionNameMin") if isinstance(self.raw, dict) else None
+        return name if isinstance(name, str) else None
+
+
+@dataclass
+class ExactRow:
+    sizes: tuple[int, ...]
+    solution_index: int
+    perf: float
+
+
+@dataclass
+class LogicFile:
+    path: Path
+    version: str
+    schedule: str
+    architecture: str  # gfx name or "fallback"
+    cu_count: int | None
+    is_apu: int | None
+    device_names: list[str]
+    problem_type_raw: dict[str, Any]
+    problem_type: ProblemType | None
+    problem_type_error: str | None
+    entries: list[LogicEntry]
+    index_order: list[int]
+    exact_logic: list[ExactRow]
+    perf_metric: str = "DeviceEfficiency"
+    fp16_alt_impl: bool = False
+    fp16_alt_impl_round: bool = False
+    distance: str = "Euclidean"
+    library_type: str = "Matching"
+    tile_selection: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def solutions(self) -> list[Solution]:
+        return [e.solution for e in self.entries if e.solution is not None]
+
+    @property
+    def failures(self) -> list[tuple[int, str]]:
+        return [(e.index, e.error) for e in self.entries if e.error is not None]
+
+
+def _arch_fields(value: Any, where: str) -> tuple[str, int | None, int | None]:
+    if isinstance(value, str):
+        return value, None, None
+    if isinstance(value, dict) and isinstance(value.get("Architecture"), str):
+        return value["Architecture"], value.get("CUCount"), value.get("IsAPU")
+    raise UserError(f"{where}: architecture entry must be a gfx name, 'fallback' or "
+                    f"{{Architecture, CUCount, IsAPU}}, not {value!r}")
+
+
+def _parse_solutions(raw_solutions: Any, pt: ProblemType | None, pt_error: str | None, arch: str,
+                     path: Path) -> list[LogicEntry]:
+    if not isinstance(raw_solutions, list):
+        raise UserError(f"{path}: the solutions entry must be a list of solution mappings")
+    isa = isa_from_arch(arch) if arch.startswith("gfx") else None
+    entries = []
+    for i, raw in enumerate(raw_solutions):
+        where = f"{path}: solution {i}"
+        if pt is None:
+            entries.append(LogicEntry(i, raw, None, f"{where}: {pt_error}"))
+            continue
+        try:
+            d = dict(raw) if isinstance(raw, dict) else raw
+            if isinstance(d, dict) and d.get("KernelLanguage") == "Assembly" and isa is not None:
+                d["ISA"] = isa  # Tensile re-targets assembly solutions to the file's architecture
+            sol = Solution.from_dict(d, where=where, problem_type=pt, defaults_from="tensile")
+            if sol.index is None:
+                sol.index = i
+            entries.append(LogicEntry(i, raw, sol, None))
+        except UserError as e:
+            entries.append(LogicEntry(i, raw, None, str(e)))
+    return entries
+
+
+def _exact_rows(rows: Any, n_solutions: int, path: Path) -> list[ExactRow]:
+    if rows is None:
+        return []
+    if not isinstance(rows, list):
+        raise UserError(f"{path}: exact logic must be a list of [[sizes], [solution index, perf]] rows")
+    out = []
+    for r, row in enumerate(rows):
+        ok = (isinstance(row, list) and len(row) == 2 and isinstance(row[0], list) and len(row[0]) >= 3
+              and all(isinstance(x, int) for x in row[0]) and isinstance(row[1], list) and len(row[1]) >= 2
+              and isinstance(row[1][0], int) and isinstance(row[1][1], (int, float)))
+        if not ok:
+            raise UserError(f"{path}: exact logic row {r} {row!r} is not [[M, N, batch, K, ...], [index, perf]]")
+        if not 0 <= row[1][0] < n_solutions:
+            raise UserError(f"{path}: exact logic row {r} names solution {row[1][0]}, but the file has "
+                            f"{n_solutions} solutions")
+        out.append(ExactRow(tuple(row[0]), row[1][0], float(row[1][1])))
+    return out
+
+
+def read_logic_file(path: str | Path) -> LogicFile:
+    """Read a list- or dict-form logic file. Every solution is parsed with ``Solution.from_dict``."""
+    path = Path(path)
+    data = load_yaml(path)
+    if isinstance(data, dict):
+        return _read_dict_form(path, data)
+    if not isinstance(data, list) or len(data) < 9:
+        n = len(data) if isinstance(data, list) else type(data).__name__
+        raise UserError(f"{path}: a logic file is a YAML list of 9 to 14 entries (or a mapping); got {n}")
+    version = (data[0] or {}).get("MinimumRequiredVersion", "") if isinstance(data[0], dict) else ""
+    arch, cu, apu = _arch_fields(data[2], f"{path}: entry 2")
+    pt, pt_error = _problem_type(data[4], path)
+    entries = _parse_solutions(data[5], pt, pt_error, arch, path)
+    extra = list(data) + [None] * (14 - len(data))
+    return LogicFile(
+        path=path, version=str(version), schedule=str(data[1]), architecture=arch, cu_count=cu, is_apu=apu,
+        device_names=list(data[3] or []), problem_type_raw=data[4], problem_type=pt, problem_type_error=pt_error,
+        entries=entries, index_order=list(data[6] or []), exact_logic=_exact_rows(data[7], len(entries), path),
+        tile_selection=extra[9], perf_metric=extra[10] or "DeviceEfficiency",
+        fp16_alt_impl=extra[11] == "Fp16AltImpl", distance=extra[12] or "Euclidean",
+        fp16_alt_impl_round=extra[13] == "Fp16AltImplRound",
+    )
+
+
+def _problem_type(raw: Any, path: Path) -> tuple[ProblemType | None, str | None]:
+    try:
+        return ProblemType.from_dict(raw, f"{path}: ProblemType"), None
+    except UserError as e:
+        return None, str(e)
+
+
+def _read_dict_form(path: Path, data: dict[str, Any]) -> LogicFile:
+    for key in ("ProblemType", "Solutions"):
+        if key not in data:
+            raise UserError(f"{path}: a dict-form logic file needs a {key} key")
+    arch = data.get("ArchitectureName", "fallback")
+    pt, pt_error = _problem_type(data["ProblemType"], path)
+    entries = _parse_solutions(data["Solutions"], pt, pt_error, arch, path)
+    lib_type = data.get("LibraryType", "Matching")
+    library = data.get("Library") or {}
+    rows, order, distance = [], [], "Euclidean"
+    if lib_type == "Matching" and isinstance(library, dict):
+        rows = _exact_rows(library.get("table"), len(entries), path)
+        order, distance = list(library.get("indexOrder") or []), library.get("distance", "Euclidean")
+    return LogicFile(
+        path=path, version=str(data.get("MinimumRequiredVersion", "")), schedule=str(data.get("ScheduleName", "")),
+        architecture=arch, cu_count=data.get("CUCount"), is_apu=data.get("IsAPU"),
+        device_names=list(data.get("DeviceNames") or []), problem_type_raw=data["ProblemType"], problem_type=pt,
+        problem_type_error=pt_error, entries=entries, index_order=order, exact_logic=rows,
+        perf_metric=data.get("PerfMetric") or "DeviceEfficiency", fp16_alt_impl=bool(data.get("Fp16AltImpl")),
+        fp16_alt_impl_round=bool(data.get("Fp16AltImplRound")), distance=distance, library_type=lib_type,
+        extra={"Library": library} if lib_type != "Matching" else {},
+    )
+
+
+def schedule_alias(arch: str) -> str:
+    try:
+        return SCHEDULE_ALIASES[arch]
+    except KeyError:
+        known = ", ".join(sorted(SCHEDULE_ALIASES))
+        raise UserError(f"unknown architecture '{arch}' for logic-file discovery; use one of {known}") from None
+
+
+def find_logic_files(logic_dir: str | Path, arch: str) -> list[Path]:
+    """Logic files under ``logic_dir`` (recursively) whose name contains ``arch``'s schedule alias
+    (``gfx90a`` -> ``aldebaran``), plus ``hip_*`` fallback files; ``experimental`` folders are skipped."""
+    logic_dir = Path(logic_dir)
+    if not logic_dir.is_dir():
+        raise UserError(f"logic directory {logic_dir} does not exist or is not a directory")
+    alias = schedule_alias(arch)
+    found = []
+    for p in sorted(logic_dir.rglob("*")):
+        if p.suffix not in (".yaml", ".yml") or not p.is_file() or "experimental" in p.relative_to(logic_dir).parts:
+            continue
+        if alias in p.stem or p.stem.startswith("hip_"):
+            found.append(p)
+    return found
+
+
+def write_logic_file(path: str | Path, *, schedule: str, architecture: str | dict, device_names: Sequence[str],
+                     problem_type: ProblemType, solutions: Sequence[Solution],
+                     exact_logic: Sequence[tuple[Sequence[int], int, float]], perf_metric: str = "DeviceEfficiency",
+                     distance: str | None = None, version: str = DEFAULT_VERSION) -> Path:
+    """Write the list form (11 entries; 13 with a ``distance``) atomically. Solutions get ``SolutionIndex``
+    = position and ``SolutionNameMin`` = min names over this file's solutions."""
+    names = min_names(list(solutions), kernel=False)
+    sols = [s.to_logic_dict(index=i, name=n) for i, (s, n) in enumerate(zip(solutions, names))]
+    order = [i for i in range(problem_type.total_indices) if i not in (problem_type.index_unroll,
+             problem_type.index01_a, problem_type.index01_b)]
+    order += [problem_type.index_unroll, *sorted((problem_type.index01_a, problem_type.index01_b))]
+    for sizes, idx, _ in exact_logic:
+        if not 0 <= idx < len(sols):
+            raise UserError(f"{path}: exact size {list(sizes)} names solution {idx}; there are {len(sols)}")
+    rows = [[list(sizes), [idx, float(perf)]] for sizes, idx, perf in exact_logic]
+    doc: list[Any] = [{"MinimumRequiredVersion": version}, schedule, architecture, list(device_names),
+                      problem_type.to_logic_dict(), sols, order, rows, None, None, perf_metric]
+    if distance is not None:
+        doc += [None, distance]
+    return write_atomic(path, dump_yaml(doc))

@@ -1,0 +1,523 @@
+"""Derived values of a solution, as Tensile's ``Solution.assignDerivedParameters`` computes them, and the
+first reason a solution is invalid (Tensile's ``PrintSolutionRejectionReason``).
+
+``derive(params, problem_type)`` resolves the automatic parameter values in ``params`` (VectorWidth -1,
+GlobalReadVectorWidth -1, LdsPad -1, ...) in place and returns a ``Derivation``: the typed ``Derived``
+values our writer reads, the derived keys under Tensile's names (to compare with, and to write into, logic
+files) and the rejection reason (``None`` for a valid solution). The VALU derivation follows Tensile 4.x;
+for MFMA solutions the tile math of the 4-entry MatrixInstruction form is reproduced (M=4 shapes are not).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+from tensile_asm.problem import ProblemType
+
+MAX_LDS_BYTES = 65536
+MAX_DEPTH_U = 1024
+VALID_LSU = (1, 2, 4, 8, 16, 32, 64, 96, 128, 256)
+VALID_TT_SIDES = frozenset(list(range(1, 17)) + list(range(20, 256, 4)))
+VALID_MT_SIDES = frozenset([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 6, 12, 24, 48, 96, 192, 384, 768])
+_MFMA_S = ((32, 32, 1, 2), (32, 32, 2, 1), (16, 16, 1, 4), (16, 16, 4, 1), (4, 4, 1, 16))
+_MFMA_H = ((32, 32, 4, 2), (32, 32, 8, 1), (16, 16, 4, 4), (16, 16, 16, 1), (4, 4, 4, 16))
+_MFMA_B = ((32, 32, 2, 2), (32, 32, 4, 1), (16, 16, 2, 4), (16, 16, 8, 1), (4, 4, 2, 16))
+_MFMA_D = ((16, 16, 4, 1), (4, 4, 4, 4))
+_MFMA_F8 = ((32, 32, 16, 1), (16, 16, 32, 1))
+VALID_MFMA = {"S": _MFMA_S, "C": _MFMA_S, "H": _MFMA_H, "B": _MFMA_B, "D": _MFMA_D, "Z": _MFMA_D,
+              "X": ((32, 32, 4, 1), (16, 16, 8, 1)), "I8": _MFMA_H + _MFMA_F8, "F8": _MFMA_F8, "B8": _MFMA_F8,
+              "F8B8": _MFMA_F8, "B8F8": _MFMA_F8}
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What the kernel writer reads. LDS quantities are in elements of the A/B data type."""
+
+    wg0: int = 0
+    wg1: int = 0
+    local_split_u: int = 1
+    tt0: int = 0  # C elements per thread along dim 0 (Tensile ThreadTile0; for MFMA not the parameter)
+    tt1: int = 0
+    sg0: int = 0  # threads along dim 0 (Tensile SubGroup0)
+    sg1: int = 0
+    mt0: int = 0
+    mt1: int = 0
+    depth_u: int = 0
+    num_threads: int = 0
+    vector_width: int = 1
+    glvw_a: int = 1  # elements per global load of A (GlobalLoadVectorWidthA)
+    glvw_b: int = 1
+    loop_unroll: int = 0  # DepthU / LocalSplitU / InnerUnroll
+    loop_iters: int = 0  # LoopUnroll (VALU) or LoopUnroll / MatrixInstK (MFMA)
+    num_loads_a: int = 0  # vector loads per thread for A's tile
+    num_loads_b: int = 0
+    num_loads_coalesced_a: int = 0
+    num_loads_coalesced_b: int = 0
+    num_loads_perpendicular_a: int = 0
+    num_loads_perpendicular_b: int = 0
+    lsc_a: int = 0  # elements one load instruction covers along the coalesced / perpendicular dimension
+    lsp_a: int = 0
+    lsc_b: int = 0
+    lsp_b: int = 0
+    lds_pad_a: int = 0
+    lds_pad_b: int = 0
+    lds_num_elements_a: int = 0  # A's tile in LDS, aligned (LdsNumElementsAlignedA)
+    lds_num_elements_b: int = 0  # B's tile in LDS (not aligned: nothing follows it in one buffer)
+    lds_offset_a: int = 0
+    lds_offset_b: int = 0
+    lds_offset_a_blk: int | None = None  # second (prefetch) buffer, only with PrefetchGlobalRead
+    lds_offset_b_blk: int | None = None
+    lds_num_elements: int = 0  # the whole allocation (kernel descriptor: times bytes_per_element)
+    bytes_per_element: int = 4
+    num_elements_per_thread: int = 0
+    global_write_vector_width: int = 1
+    num_global_write_vectors_per_thread: int = 0
+    stagger_stride_shift: int = 0
+    guarantee_no_partial_a: bool = True
+    guarantee_no_partial_b: bool = True
+    use_sgpr_for_gro: bool = False
+    matrix_instruction: tuple[int, ...] = ()  # (M, N, K, B) or () for VALU
+    mi_wave_group: tuple[int, ...] = ()
+    mi_wave_tile: tuple[int, ...] = ()
+
+    @property
+    def lds_bytes(self) -> int:
+        return self.lds_num_elements * self.bytes_per_element
+
+    @property
+    def is_mfma(self) -> bool:
+        return bool(self.matrix_instruction)
+
+
+@dataclass
+class Derivation:
+    derived: Derived
+    keys: dict[str, Any]  # Tensile's derived keys, for logic files
+    reason: str | None  # why the solution is invalid, or None
+
+
+class _Reject(Exception):
+    pass
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def isa_from_arch(arch_name: str) -> list[int]:
+    """``gfx90a`` -> [9, 0, 10]; ``gfx1030`` -> [10, 3, 0]."""
+    digits = arch_name.removeprefix("gfx").split(":")[0]
+    return [int(digits[:-2]), int(digits[-2], 16), int(digits[-1], 16)]
+
+
+def derive(params: dict[str, Any], problem_type: ProblemType) -> Derivation:
+    d = _Deriver(params, problem_type)
+    reason = None
+    try:
+        d.run()
+    except _Reject as r:
+        reason = str(r)
+    known = {f.name for f in fields(Derived)}
+    return Derivation(Derived(**{k: v for k, v in d.out.items() if k in known}), d.k, reason)
+
+
+class _Deriver:
+    def __init__(self, params: dict[str, Any], pt: ProblemType):
+        self.p, self.pt = params, pt
+        self.k: dict[str, Any] = {}  # Tensile-named derived keys
+        self.out: dict[str, Any] = {"bytes_per_element": pt.data_type.bytes}
+
+    def reject(self, msg: str) -> None:
+        raise _Reject(msg)
+
+    def run(self) -> None:
+        p, k, out, pt = self.p, self.k, self.out, self.pt
+        bpe = pt.data_type.bytes
+        mi = list(p["MatrixInstruction"])
+        if len(mi) == 9:  # [M, N, K, B, MIBlockM, WaveTileM, WaveTileN, WaveM, WaveN] -> TT/WG + 4-entry MI
+            m, n, kk, b, bm, wt0, wt1, wm, wn = mi
+            p["ThreadTile"] = [wt0, wt1 * n]
+            wg0 = bm * m * wm
+            p["WorkGroup"] = [wg0, wm * wn * p["WavefrontSize"] // wg0, 1]
+            p["MatrixInstruction"] = mi = [m, n, kk, b]
+        wg0, wg1, lsu = p["WorkGroup"]
+        nt = wg0 * wg1 * lsu
+        out.update(wg0=wg0, wg1=wg1, local_split_u=lsu, num_threads=nt)
+        k.update(LocalSplitU=lsu, NumThreads=nt)
+        if not (32 <= nt <= 1024 and nt % 32 == 0):
+            self.reject(f"WorkGroup {p['WorkGroup']} has {nt} threads; a work-group needs 32..1024 threads, "
+                        f"a multiple of 32")
+        if lsu not in VALID_LSU:
+            self.reject(f"LocalSplitU (WorkGroup[2]) {lsu} is not one of {', '.join(map(str, VALID_LSU))}")
+        self.mfma = bool(mi)
+        if self.mfma:
+            self._mfma_tiles(mi, wg0, wg1)
+        else:
+            tt0, tt1 = p["ThreadTile"]
+            for side in (tt0, tt1):
+                if side not in VALID_TT_SIDES:
+                    self.reject(f"ThreadTile {p['ThreadTile']}: side {side} is not 1..16 or 20..252 in steps of 4")
+            self._tiles(wg0, wg1, tt0, tt1)
+        mt0, mt1 = out["mt0"], out["mt1"]
+        if p.get("MacroTile") is not None and list(p["MacroTile"]) != [mt0, mt1]:
+            self.reject(f"MacroTile {p['MacroTile']} does not match the derived [{mt0}, {mt1}] "
+                        f"(WorkGroup x ThreadTile); fix or remove MacroTile")
+        for side in (mt0, mt1):
+            if side not in VALID_MT_SIDES:
+                self.reject(f"MacroTile {mt0}x{mt1} is not allowed: side {side} is not a power of two up to 1024 "
+                            f"or one of 6, 12, 24, 48, 96, 192, 384, 768")
+        shape = max(mt0 // mt1, mt1 // mt0)
+        if not p["MacroTileShapeMin"] <= shape <= p["MacroTileShapeMax"]:
+            self.reject(f"MacroTile {mt0}x{mt1} has shape ratio {shape}, outside MacroTileShapeMin.."
+                        f"MacroTileShapeMax = {p['MacroTileShapeMin']}..{p['MacroTileShapeMax']}")
+        if p["WorkGroupMappingType"] == "Z" and abs(p["WorkGroupMapping"]) > 2:
+            self.reject("WorkGroupMappingType Z only supports WorkGroupMapping 1 or 2")
+        self._vector_widths(bpe)
+        self._flags()
+        self._write_shape(nt, mt0, mt1, lsu)
+        self._depth_u(nt, bpe)
+        self._lds(bpe, mt0, mt1, lsu)
+        self._loop(lsu)
+        self._late()
+
+    # ---- tiles
+    def _tiles(self, sg0: int, sg1: int, tt0: int, tt1: int) -> None:
+        mt0, mt1 = sg0 * tt0, sg1 * tt1
+        self.out.update(tt0=tt0, tt1=tt1, sg0=sg0, sg1=sg1, mt0=mt0, mt1=mt1)
+        a_is_0 = self.pt.tensor0 == 0
+        self.k.update(ThreadTile0=tt0, ThreadTile1=tt1, SubGroup0=sg0, SubGroup1=sg1, MacroTile0=mt0, MacroTile1=mt1,
+                      ThreadTileA=tt0 if a_is_0 else tt1, ThreadTileB=tt1 if a_is_0 else tt0,
+                      SubGroupA=sg0 if a_is_0 else sg1, SubGroupB=sg1 if a_is_0 else sg0,
+                      MacroTileA=mt0 if a_is_0 else mt1, MacroTileB=mt1 if a_is_0 else mt0)
+
+    def _mfma_tiles(self, mi: list[int], wg0: int, wg1: int) -> None:
+        p, k = self.p, self.k
+        m, n, kk, b = mi
+        if tuple(mi) not in VALID_MFMA.get(self.pt.data_type.char, ()):
+            self.reject(f"MatrixInstruction {mi} is not an MFMA shape for data type {self.pt.data_type.char}")
+        if m == 4:
+            self.reject(f"MatrixInstruction {mi}: the tile math of 4x4 MFMA shapes is not derived yet")
+        wave = p["WavefrontSize"]
+        miwg0 = max(wg0, m)
+        bm = min(miwg0 // m, b)
+        bn = b // bm
+        waves = wg0 * wg1 // wave
+        wgrp0 = min(miwg0 // m // bm, waves)
+        wave_group = [wgrp0, waves // wgrp0]
+        wave_tile = [p["ThreadTile"][0], p["ThreadTile"][1] // n]
+        tt0, tt1 = bm * wave_tile[0] * (m * n // wave), bn * wave_tile[1]
+        sg0, sg1 = wave_group[0] * (wave // n), wave_group[1] * n
+        self._tiles(sg0, sg1, tt0, tt1)
+        a_is_0 = self.pt.tensor0 == 0
+        mipt = m * kk * b // wave
+        k.update(EnableMatrixInstruction=True, MatrixInstM=m, MatrixInstN=n, MatrixInstK=kk, MatrixInstB=b,
+                 MatrixInstBM=bm, MatrixInstBN=bn, MIBlock=[m, n, kk, b, bm, bn], MIWaveGroup=wave_group,
+                 MIWaveTile=wave_tile, MIWaveTileA=wave_tile[0 if a_is_0 else 1],
+                 MIWaveTileB=wave_tile[1 if a_is_0 else 0], MIInputPerThread=mipt,
+                 MIRegPerOut=2 if self.pt.compute_type.bytes >= 8 else 1,
+                 MIOutputVectorWidth=4 if self.pt.compute_type.bytes < 8 else 1)
+        self.out.update(matrix_instruction=(m, n, kk, b), mi_wave_group=tuple(wave_group),
+                        mi_wave_tile=tuple(wave_tile))
+
+    # ---- vector widths and flags
+    def _vector_widths(self, bpe: int) -> None:
+        p, out = self.p, self.out
+        tt0, tt1 = out["tt0"], out["tt1"]
+        vw = p["VectorWidth"]
+        if vw < 1:
+            if self.mfma:
+                vw = max(1, 4 // bpe) if bpe < 4 else 1
+            else:
+                vw = max(1, 16 // bpe)
+                while tt0 % vw or tt1 % vw:
+                    vw //= 2
+            p["VectorWidth"] = vw
+        if not self.mfma and (tt0 % vw or tt1 % vw):
+            self.reject(f"ThreadTile0 {tt0} or ThreadTile1 {tt1} is not a multiple of VectorWidth {vw}")
+        if vw * bpe > 16:
+            self.reject(f"VectorWidth {vw} x {bpe} bytes is more than 16 bytes")
+        if p["GlobalReadVectorWidth"] == -1:
+            p["GlobalReadVectorWidth"] = vw
+        if p["GlobalReadVectorWidth"] * bpe > 16:
+            self.reject(f"GlobalReadVectorWidth {p['GlobalReadVectorWidth']} x {bpe} bytes is more than 16 bytes")
+        if p["LocalReadVectorWidth"] == -1:
+            p["LocalReadVectorWidth"] = self.k["MIInputPerThread"] if self.mfma else vw
+        if p["VectorWidthB"] == -1:
+            p["VectorWidthB"] = vw
+        if p["MemoryModifierFormat"] == "":
+            p["MemoryModifierFormat"] = "SC0" if list(p["ISA"])[:2] == [9, 4] else "GLC"
+        out["vector_width"] = vw
+        # Tensile overwrites this assumption: kernels with VW > 1 need sizes > 1 (3 for assembly, 2 for source)
+        p["AssertMinApproxSize"] = (3 if p["KernelLanguage"] == "Assembly" else 2) if vw > 1 else 0
+
+    def _flags(self) -> None:
+        p = self.p
+        if p["KernelLanguage"] != "Assembly":
+            p["BufferLoad"] = False
+        self.buffer_load = bool(p["BufferLoad"])
+        pgr = bool(p["PrefetchGlobalRead"])
+        p["SuppressNoLoadLoop"] = bool(p["SuppressNoLoadLoop"] and self.buffer_load and pgr and p["GlobalSplitU"] == 1)
+        p["ExpandPointerSwap"] = bool(p["ExpandPointerSwap"] and self.buffer_load and pgr)
+        if p["VectorAtomicWidth"] == -1:
+            p["VectorAtomicWidth"] = 2 if self.pt.data_type.char == "H" else 1
+        if p["StaggerU"] == 0:
+            p["StaggerUMapping"] = 0
+
+    def _write_shape(self, nt: int, mt0: int, mt1: int, lsu: int) -> None:
+        p, pt = self.p, self.pt
+        if mt0 * mt1 < nt:
+            self.reject(f"MacroTile {mt0}x{mt1} has fewer elements than NumThreads {nt}; reduce LocalSplitU")
+        nept = mt0 * mt1 // nt
+        gwvw = min(p["VectorWidth"], nept)
+        if nept % gwvw:
+            self.reject(f"NumElementsPerThread {nept} is not a multiple of GlobalWriteVectorWidth {gwvw}")
+        self.k.update(NumElementsPerThread=nept, GlobalWriteVectorWidth=gwvw, NumGlobalWriteVectorsPerThread=nept // gwvw)
+        self.out.update(num_elements_per_thread=nept, global_write_vector_width=gwvw,
+                        num_global_write_vectors_per_thread=nept // gwvw)
+        if lsu > 1 and (nt % mt0 or (mt0 * mt1) % nt):
+            self.reject(f"LocalSplitU {lsu} needs NumThreads {nt} divisible by MacroTile0 {mt0} and "
+                        f"MacroTile0*MacroTile1 {mt0 * mt1} divisible by NumThreads")
+        if p["GlobalSplitU"] > 1:
+            if not p["GlobalSplitUSummationAssignmentRoundRobin"] and p["LoopTail"]:
+                self.reject("GlobalSplitU > 1 with LoopTail needs GlobalSplitUSummationAssignmentRoundRobin true")
+            ok = pt.data_type.char == "S" or pt.dest_type.char == "I" or (
+                p["KernelLanguage"] == "Assembly" and pt.data_type.char == "H" and not pt.high_precision_accumulate)
+            if not ok:
+                self.reject(f"GlobalSplitU > 1 does not support data type {pt.data_type.char} here")
+
+    # ---- DepthU and the global-load tile
+    def _depth_u(self, nt: int, bpe: int) -> None:
+        p = self.p
+        user = p["DepthU"]
+        if user < 0:
+            du, last = 2, MAX_DEPTH_U
+        else:
+            du, last = user, user
+        while True:
+            reason = self._try_depth_u(du, user, nt)
+            if reason is None:
+                if user < -3:
+                    user += 1
+                    du *= 2
+                    continue
+                break
+            if du >= last:
+                self.reject(reason if p["DepthU"] > 0 else f"no valid DepthU found for DepthU {p['DepthU']}")
+            du += 2
+        p["DepthU"] = du
+        self.out["depth_u"] = du
+        for tc in "AB":
+            self._tile_dims(tc, du)
+        sus = p["StaggerUStride"]
+        shift = max(0, math.ceil(math.log2(sus / (du * bpe)))) if sus > 0 else 0
+        self.k["_staggerStrideShift"] = shift
+        self.out["stagger_stride_shift"] = shift
+
+    def _operand(self, tc: str, du: int) -> tuple[int, int, int, bool]:
+        tlu = self.pt.tlu_a if tc == "A" else self.pt.tlu_b
+        mt = self.k["MacroTile" + tc]
+        coal, perp = (mt, du) if tlu else (du, mt)
+        return mt, coal, perp, tlu
+
+    def _try_depth_u(self, du: int, user: int, nt: int) -> str | None:
+        p = self.p
+        grvw = p["GlobalReadVectorWidth"]
+        if not self.mfma and du % (p["PrefetchLocalRead"] + 1):
+            return f"DepthU {du} is not a multiple of PrefetchLocalRead+1 = {p['PrefetchLocalRead'] + 1}"
+        for tc in "AB":
+            mt, coal, perp, tlu = self._operand(tc, du)
+            total = coal * perp
+            if p["FractionalLoad"]:
+                if not self._fractional(tc, coal, perp, nt):
+                    return f"FractionalLoad found no load tile for {tc} (DepthU {du})"
+                continue
+            what = (f"NumLoads{tc} is not integral: MacroTile{tc} {mt} x DepthU {du} = {total} elements "
+                    f"are not a multiple of NumThreads {nt} x GlobalReadVectorWidth {grvw}")
+            if total % grvw:
+                return what
+            vectors = total // grvw
+            if vectors < nt:
+                pv = nt // vectors
+                if nt % vectors or grvw % pv:
+                    return what
+            else:
+                pv = 1
+                if vectors % nt:
+                    return what
+            self.k["GlobalLoadVectorWidth" + tc] = grvw // pv
+            self.k["NumLoads" + tc] = vectors * pv // nt
+        glvw = (self.k["GlobalLoadVectorWidthA"], self.k["GlobalLoadVectorWidthB"])
+        if not p["FractionalLoad"]:
+            if user == -1 and glvw != (1, 1):
+                return "DepthU -1 needs GlobalLoadVectorWidth 1 for A and B"
+            if user == -2 and max(glvw) < grvw:
+                return "DepthU -2 needs a full GlobalReadVectorWidth load on A or B"
+            if user <= -3 and min(glvw) < grvw:
+                return f"DepthU {user} needs full GlobalReadVectorWidth loads on A and B"
+        for tc, g in zip("AB", glvw):
+            if not (self.pt.tlu_a if tc == "A" else self.pt.tlu_b) and du < g:
+                return f"DepthU {du} is smaller than GlobalLoadVectorWidth{tc} {g}"
+        return None
+
+    def _fractional(self, tc: str, par: int, perp: int, nt: int) -> bool:
+        """Tensile's fractional load tile: rows of LSC elements, the last load may be partial."""
+        grvw = self.p["GlobalReadVectorWidth"]
+        min_grvw = 2 if self.pt.data_type.bytes == 2 else 1
+        best, lsc, lsp = -1, 0, 0
+        while grvw >= min_grvw:
+            per_inst = nt * grvw
+            lsc, lsp = (per_inst, 1) if par >= per_inst else (par, min(perp, per_inst // par))
+            if lsc % grvw == 0:
+                best, valid = grvw, lsc * lsp
+                grvw //= 2
+                while grvw >= min_grvw and nt * grvw >= valid:
+                    if lsc % grvw == 0:
+                        best = grvw
+                    grvw //= 2
+                break
+            grvw //= 2
+        if best == -1:
+            return False
+        self.k.update({"GlobalLoadVectorWidth" + tc: best, "LSC" + tc: lsc, "LSP" + tc: lsp,
+                       "NumLoadsCoalesced" + tc: _ceil_div(par, lsc), "NumLoadsPerpendicular" + tc: _ceil_div(perp, lsp),
+                       "fractionalPerpOverhang" + tc: perp % lsp})
+        self.k["NumLoads" + tc] = self.k["NumLoadsCoalesced" + tc] * self.k["NumLoadsPerpendicular" + tc]
+        return True
+
+    def _tile_dims(self, tc: str, du: int) -> None:
+        p, k = self.p, self.k
+        mt, coal, perp, tlu = self._operand(tc, du)
+        if not p["FractionalLoad"]:
+            nl = k["NumLoads" + tc]
+            tvc = coal // p["GlobalReadVectorWidth"]
+            want = p["NumLoadsCoalesced" + tc]
+            if want in (1, -1):
+                order = range(1, nl + 1) if want == 1 else range(nl, 0, -1)
+                found = [c for c in order if nl % c == 0 and tvc % c == 0 and perp % (nl // c) == 0]
+                if not found:
+                    self.reject(f"{tc}: no NumLoadsCoalesced{tc} splits its {nl} loads per thread")
+                nlc = found[0]
+            else:
+                nlc = want
+                if nlc > nl or nl % nlc or tvc % nlc or perp % (nl // nlc):
+                    self.reject(f"NumLoadsCoalesced{tc} {nlc} does not split {tc}'s {nl} loads per thread "
+                                f"({tvc} vectors along the coalesced dimension, {perp} elements across)")
+            nlp = nl // nlc
+            lsc, lsp = (mt // nlc, _ceil_div(du, nlp)) if tlu else (_ceil_div(du, nlc), mt // nlp)
+            if p["WaveSeparateGlobalRead" + tc]:
+                lsp = _ceil_div(lsp, max(1, self.out["num_threads"] // p["WavefrontSize"]))
+            k.update({"NumLoadsCoalesced" + tc: nlc, "NumLoadsPerpendicular" + tc: nlp, "LSC" + tc: lsc, "LSP" + tc: lsp})
+        g = k["GlobalLoadVectorWidth" + tc]
+        k["LVC" + tc] = _ceil_div(k["LSC" + tc], g)
+        k["LVP" + tc] = _ceil_div(k["LSP" + tc], g)
+        low = tc.lower()
+        self.out.update({f"glvw_{low}": g, f"num_loads_{low}": k["NumLoads" + tc],
+                         f"num_loads_coalesced_{low}": k["NumLoadsCoalesced" + tc],
+                         f"num_loads_perpendicular_{low}": k["NumLoadsPerpendicular" + tc],
+                         f"lsc_{low}": k["LSC" + tc], f"lsp_{low}": k["LSP" + tc]})
+
+    # ---- LDS layout
+    def _lds(self, bpe: int, mt0: int, mt1: int, lsu: int) -> None:
+        p, k, out = self.p, self.k, self.out
+        du_lds = p["DepthU"] // p["DepthULdsDivisor"]
+        align = 256 // bpe  # Tensile: 64 / (registers per element)
+        sizes = {}
+        for tc in "AB":
+            tlu = self.pt.tlu_a if tc == "A" else self.pt.tlu_b
+            mt = k["MacroTile" + tc]
+            if p["TransposeLDS"] == 1 and not tlu:
+                p["UnrollMajorLDS" + tc] = True
+            unroll_major = bool(p["UnrollMajorLDS" + tc])
+            pad = p["LdsPad" + tc]
+            if pad == -1:
+                mipt = k.get("MIInputPerThread", 1)
+                pad = 0 if tlu else (max(p["GlobalReadVectorWidth"], mipt) if self.mfma else p["VectorWidth"])
+                p["LdsPad" + tc] = pad
+            block = p["LdsBlockSizePerPad" + tc]
+            if block == -1:
+                block = max(128, _next_pow2(du_lds * bpe)) if unroll_major and pad else 0
+                p["LdsBlockSizePerPad" + tc] = block
+            if unroll_major:
+                interval = block // bpe
+                n = du_lds * mt // interval * (interval + pad) if interval else (du_lds + pad) * mt
+            else:
+                n = du_lds * (mt + pad)
+            sizes[tc] = (n, _ceil_div(n, align) * align)
+            out["lds_pad_" + tc.lower()] = pad
+        (na, aligned_a), (nb, aligned_b) = sizes["A"], sizes["B"]
+        k.update(LdsOffsetA=0, LdsOffsetB=aligned_a)
+        out.update(lds_offset_a=0, lds_offset_b=aligned_a, lds_num_elements_a=aligned_a, lds_num_elements_b=nb)
+        if p["PrefetchGlobalRead"]:
+            blk = _next_pow2(aligned_a + aligned_b)
+            k.update(LdsNumElementsAlignedA=aligned_a, LdsNumElementsAlignedB=aligned_b,
+                     LdsOffsetA_Blk=blk, LdsOffsetB_Blk=blk + aligned_a)
+            out.update(lds_offset_a_blk=blk, lds_offset_b_blk=blk + aligned_a)
+            lds_ab = aligned_a + nb if p["1LDSBuffer"] == 1 else blk + aligned_a + nb
+        else:
+            lds_ab = aligned_a + nb
+        reduction = lsu * mt0 * mt1 if lsu > 1 else 0
+        if self.mfma and p["StoreRemapVectorWidth"] > 0:  # C is remapped through LDS for wider stores
+            pad = max(p["StoreRemapVectorWidth"], k["MIOutputVectorWidth"])
+            remap = (mt0 + pad) * k["MatrixInstN"] * k["MIWaveGroup"][1]
+            reduction = max(reduction, _ceil_div(remap * self.pt.dest_type.bytes, bpe))
+        occupancy = MAX_LDS_BYTES // p["MaxOccupancy"] // bpe
+        lds = max(lds_ab, reduction, occupancy)
+        k["LdsNumElements"] = lds
+        out["lds_num_elements"] = lds
+        if lds * bpe > MAX_LDS_BYTES:
+            self.reject(f"the kernel needs {lds * bpe} bytes of LDS, more than {MAX_LDS_BYTES} (64 KiB); "
+                        f"reduce MacroTile or DepthU")
+
+    def _loop(self, lsu: int) -> None:
+        p, k = self.p, self.k
+        du = p["DepthU"]
+        if du % lsu:
+            self.reject(f"DepthU {du} is not divisible by LocalSplitU {lsu}")
+        lu = du // lsu // p["InnerUnroll"]
+        iters = lu // k["MatrixInstK"] if self.mfma else lu
+        k.update(LoopUnroll=lu, LoopIters=iters, _DepthULds=du // p["DepthULdsDivisor"])
+        self.out.update(loop_unroll=lu, loop_iters=iters)
+        if not self.mfma and lu < 2:
+            self.reject(f"LoopUnroll {lu} (DepthU {du} / LocalSplitU {lsu} / InnerUnroll {p['InnerUnroll']}) "
+                        f"is less than 2")
+
+    def _late(self) -> None:
+        p, k, pt = self.p, self.k, self.pt
+        gnp = {}
+        for tc, tlu, af in (("A", pt.tlu_a, "AssertFree0ElementMultiple"), ("B", pt.tlu_b, "AssertFree1ElementMultiple")):
+            gnp[tc] = (p[af] % k["GlobalLoadVectorWidth" + tc] == 0) if tlu else True
+            k["GuaranteeNoPartial" + tc] = gnp[tc]
+        usf = p["UseSgprForGRO"]
+        if not self.buffer_load or (usf and p["EdgeType"] == "ShiftPtr" and not (gnp["A"] and gnp["B"])):
+            usf = 0
+        if usf == -1:
+            loads = sum(k["NumLoadsCoalesced" + tc] * k["NumLoadsPerpendicular" + tc] for tc in "AB")
+            usf = 0 if loads > 35 else 1
+        k["_UseSgprForGRO"] = int(usf)
+        if not self.mfma:
+            for tc in "AB":
+                g = k["GlobalLoadVectorWidth" + tc]
+                if (not self.buffer_load or not gnp[tc]) and g > 1 and g != p["VectorWidth"]:
+                    self.reject(f"GlobalLoadVectorWidth{tc} {g} must equal VectorWidth {p['VectorWidth']} or be 1 "
+                                f"(edge shifting)")
+        vs = p["VectorStore"]
+        k["_VectorStore"] = (0 if pt.use_initial_strides_cd else 1) if vs == -1 else int(vs)
+        ic = "IJKLMNOPQRSTUVWXYZ"
+        k.update(PackedC0IdxChars=[ic[pt.index01_a]], PackedC0IndicesX=[pt.index01_a],
+                 PackedC1IdxChars=[ic[pt.index01_b]], PackedC1IndicesX=[pt.index01_b])
+        gsu, tc_bytes = p["GlobalSplitU"], pt.compute_type.bytes
+        if gsu > 1 and p["GlobalSplitUAlgorithm"] == "MultipleBuffer":
+            acc, ws = "MultipleBuffer", tc_bytes * gsu
+        elif gsu > 1 and pt.high_precision_accumulate:
+            acc, ws = "SingleBuffer", tc_bytes
+        else:
+            acc, ws = None, 0
+        k.update(_GlobalAccumulation=acc, _WorkspaceSizePerElemC=ws,
+                 LocalWriteUseSgprA=bool(p["DirectToLdsA"]), LocalWriteUseSgprB=bool(p["DirectToLdsB"]))
+        self.out.update(guarantee_no_partial_a=gnp["A"], guarantee_no_partial_b=gnp["B"], use_sgpr_for_gro=bool(usf))
