@@ -13,7 +13,10 @@ from tensile_asm.isa.opcodes import OpInfo, op_info
 from tensile_asm.isa.registers import Imm, Label, Operand, Reg, Special, VReg, VRegRef, as_operand
 
 # Modifiers are (name, value) pairs; value None means a bare flag such as ``offen``.
+# Source modifiers of VOP3 floats are two masks, ('neg', bits) and ('abs', bits), where bit i
+# applies to ``operands[i]``; they render inline as ``-v1`` and ``|v1|``.
 Modifier = tuple[str, int | None]
+OPERAND_MASK_MODIFIERS = ("neg", "abs")
 
 WAITCNT_COUNTERS = ("vmcnt", "expcnt", "lgkmcnt")
 
@@ -60,8 +63,18 @@ class Instruction:
         if self.opcode == "s_waitcnt":
             text = "s_waitcnt " + " ".join(f"{n}({v})" for n, v in self.modifiers)
         else:
-            ops = ", ".join(_render_operand(o, assignment) for o in self.operands)
-            mods = " ".join(n if v is None else f"{n}:{v}" for n, v in self.modifiers)
+            neg, absm = self.modifier("neg", 0) or 0, self.modifier("abs", 0) or 0
+            texts = []
+            for i, o in enumerate(self.operands):
+                t = _render_operand(o, assignment)
+                if absm >> i & 1:
+                    t = f"|{t}|"
+                if neg >> i & 1:
+                    t = f"-{t}"
+                texts.append(t)
+            ops = ", ".join(texts)
+            mods = " ".join(n if v is None else f"{n}:{v}" for n, v in self.modifiers
+                            if n not in OPERAND_MASK_MODIFIERS)
             text = " ".join(p for p in (self.opcode, ops, mods) if p)
         if self.comment:
             text = f"{text:<48} // {self.comment}"

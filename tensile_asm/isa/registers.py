@@ -8,7 +8,7 @@ kernel-argument block can be loaded with one ``s_load_dwordx16`` and read one dw
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Union
 
 REG_KINDS = ("v", "s", "a")
@@ -150,9 +150,10 @@ class Imm:
 
 @dataclass(frozen=True)
 class Label:
-    """A branch target."""
+    """A branch target. ``address`` is filled in when parsed back from a code object."""
 
     name: str
+    address: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return self.name

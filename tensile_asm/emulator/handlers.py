@@ -1,0 +1,8 @@
+"""Importing this module registers every instruction handler (one module per family)."""
+
+from tensile_asm.emulator import lds, salu, smem, valu, vcmp, vfloat, vmem  # noqa: F401
+
+
+def implemented_opcodes() -> list[str]:
+    from tensile_asm.emulator.program import HANDLERS
+    return sorted(HANDLERS)

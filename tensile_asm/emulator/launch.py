@@ -1,0 +1,247 @@
+"""``Emulator``: load a code object, lay out kernel arguments, run workgroups wave by wave.
+
+Workgroups run one after another; inside one, each wave runs until it reaches ``s_barrier`` or
+``s_endpgm``, then the next wave runs; when every live wave waits at the barrier they all pass it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
+from tensile_asm.emulator import initial
+from tensile_asm.emulator import strict as strict_mode
+from tensile_asm.emulator.lds import LdsTracker
+from tensile_asm.emulator.memory import DeviceMemory, Fault
+from tensile_asm.emulator.program import ENDPGM, Limits, compile_ops, describe
+from tensile_asm.errors import EmulationError, UserError
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.isa.parser import parse_objdump
+
+DEFAULT_MAX_INSTRUCTIONS = 50_000_000      # per launch: a guard against kernels that never end
+
+
+@dataclass
+class LaunchResult:
+    """Per-launch statistics."""
+
+    kernel: str
+    grid: tuple
+    block: tuple
+    workgroups: int = 0
+    waves: int = 0
+    instructions: int = 0                 # wave-instructions executed
+    seconds: float = 0.0
+    lds_bytes: int = 0
+    strict: bool = True
+    opcode_counts: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return (f"{self.kernel}: {self.workgroups} workgroups, {self.waves} waves, {self.instructions} "
+                f"instructions in {self.seconds:.3f} s")
+
+
+class Workgroup:
+    __slots__ = ("id", "lds", "lds_size", "lds_tracker", "memory", "waves")
+
+    def __init__(self, wg_id, lds_size, memory, strict):
+        self.id = wg_id
+        self.lds_size = lds_size
+        self.lds = np.zeros((lds_size + 3) // 4, np.uint32)
+        self.lds_tracker = LdsTracker(len(self.lds)) if strict else None
+        self.memory = memory
+        self.waves = []
+
+
+class _Loaded:
+    """What one code object file yields once: parsed metadata, instructions, compiled programs."""
+
+    def __init__(self, path: Path):
+        self.code: CodeObject = read_code_object(path)
+        self.arch = load_arch(self.code.processor)
+        text = disassemble(path, self.code.processor)
+        self.functions = parse_objdump(text, set(self.code.functions))
+        self.programs: dict = {}
+
+
+_CACHE: dict = {}
+
+
+def _load_cached(path: Path) -> _Loaded:
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    entry = _CACHE.get(key)
+    if entry is None:
+        if len(_CACHE) > 64:
+            _CACHE.clear()
+        entry = _CACHE[key] = _Loaded(path)
+    return entry
+
+
+class Emulator:
+    """Runs the kernels of one code object on the CPU. ``strict`` turns on the hazard checks."""
+
+    def __init__(self, loaded: _Loaded, strict: bool = True):
+        self._loaded = loaded
+        self.code = loaded.code
+        self.arch = loaded.arch
+        self.strict = strict
+
+    @classmethod
+    def load(cls, path, strict: bool = True) -> "Emulator":
+        path = Path(path)
+        if not path.is_file():
+            raise UserError(f"code object {path} does not exist; build it first")
+        return cls(_load_cached(path), strict)
+
+    @property
+    def kernels(self) -> list[str]:
+        return sorted(self.code.kernels)
+
+    def _kernel(self, name: str):
+        if name not in self.code.kernels:
+            raise UserError(f"{self.code.path} has no kernel '{name}'; it has {', '.join(self.kernels) or 'none'}")
+        return self.code.kernels[name]
+
+    def instructions(self, name: str) -> list:
+        ko = self._kernel(name)
+        for fn in self._loaded.functions.values():
+            if fn.address == ko.entry:
+                return fn.instructions
+        raise UserError(f"{self.code.path}: no code at the entry 0x{ko.entry:x} of kernel '{name}'")
+
+    def limits(self, name: str) -> Limits:
+        kd = self._kernel(name).descriptor
+        total = kd.vgprs(self.arch.vgpr["granule"])
+        sgprs = min(kd.sgprs(self.arch.sgpr.get("encoding_granule", 8)), self.arch.sgpr["max_user"])
+        if self.arch.unified_vgpr_file:
+            return Limits(min(kd.accum_offset, total), max(0, total - kd.accum_offset), sgprs)
+        return Limits(total, total if self.arch.vgpr.get("accum") else 0, sgprs)
+
+    def program(self, name: str) -> list:
+        key = (name, self.strict)
+        ops = self._loaded.programs.get(key)
+        if ops is None:
+            ops = compile_ops(self.instructions(name), self.arch, self._kernel(name).descriptor,
+                              self.limits(name), self.strict)
+            self._loaded.programs[key] = ops
+        return ops
+
+    def launch(self, kernel: str, grid=(1, 1, 1), block=(64, 1, 1), args=(), lds_bytes=None,
+               max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> LaunchResult:
+        """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items; ndarrays in ``args`` are
+        device buffers whose final contents are copied back into them."""
+        start = time.perf_counter()
+        ko = self._kernel(kernel)
+        grid, block = _dims(grid, "grid"), _dims(block, "block")
+        threads = block[0] * block[1] * block[2]
+        max_wg = int(ko.metadata.get(".max_flat_workgroup_size", 1024))
+        if threads > max_wg:
+            raise UserError(f"block {block} has {threads} work-items but kernel '{kernel}' allows at most {max_wg} "
+                            f"(.max_flat_workgroup_size); use a smaller block")
+        kd = ko.descriptor
+        lds = kd.group_segment_fixed_size if lds_bytes is None else int(lds_bytes)
+        if lds < kd.group_segment_fixed_size or lds > self.arch.max_lds_bytes_per_workgroup:
+            raise UserError(f"lds_bytes={lds_bytes} must lie between the kernel's fixed group segment "
+                            f"({kd.group_segment_fixed_size}) and {self.arch.max_lds_bytes_per_workgroup}")
+        ops = self.program(kernel)
+        memory = DeviceMemory()
+        buffers = initial.marshal_args(ko, args, memory, grid, block, lds)
+        setup = initial.WaveSetup(self.arch, kd, self.limits(kernel), grid, block, memory, buffers, lds)
+        counts = [0] * len(ops)
+        result = LaunchResult(kernel, grid, block, lds_bytes=lds, strict=self.strict)
+        budget = [max_instructions]
+        with np.errstate(all="ignore"):
+            for z in range(grid[2]):
+                for y in range(grid[1]):
+                    for x in range(grid[0]):
+                        group = Workgroup((x, y, z), lds, memory, self.strict)
+                        setup.populate(group)
+                        _run_group(group, ops, counts, self.strict, budget)
+                        result.workgroups += 1
+                        result.waves += len(group.waves)
+        initial.copy_back(buffers)
+        result.instructions = sum(counts)
+        mix: dict = {}
+        for op, c in zip(ops, counts):
+            if c:
+                mix[op.inst.opcode] = mix.get(op.inst.opcode, 0) + c
+        result.opcode_counts = dict(sorted(mix.items(), key=lambda kv: -kv[1]))
+        result.seconds = time.perf_counter() - start
+        return result
+
+
+def _dims(value, what) -> tuple:
+    if isinstance(value, (int, np.integer)):
+        value = (int(value),)
+    dims = tuple(int(v) for v in value)
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise UserError(f"{what}={value!r} must be one to three positive integers")
+    return dims + (1,) * (3 - len(dims))
+
+
+def _run_group(group, ops, counts, strict, budget) -> None:
+    while True:
+        for w in group.waves:
+            if not w.done and not w.at_barrier:
+                _run_wave(w, ops, counts, strict, budget)
+        live = [w for w in group.waves if not w.done]
+        if not live:
+            return
+        for w in live:                       # every live wave waits at the barrier: pass it
+            w.at_barrier = False
+            w.epoch += 1
+
+
+def _run_wave(w, ops, counts, strict, budget) -> None:
+    pc = w.pc
+    st = w.rstate
+    n = 0
+    op = ops[pc] if pc < len(ops) else None
+    limit = budget[0]
+    try:
+        while True:
+            op = ops[pc]
+            if strict:
+                for k in op.srcs:
+                    if st[k] != 1:
+                        raise strict_mode.read_error(w, op, k)
+            r = op.fn(w)
+            if strict:
+                for k in op.defs:
+                    st[k] = 1
+            counts[pc] += 1
+            n += 1
+            if r is None:
+                pc += 1
+            elif r >= 0:
+                pc = r
+            elif r == ENDPGM:
+                w.done = True
+                break
+            else:
+                w.at_barrier = True
+                pc += 1
+                break
+            if n > limit:
+                raise Fault(f"the launch executed more than {budget[0] + n} instructions without "
+                            f"finishing (an endless loop?); pass max_instructions= to allow more")
+    except Fault as e:
+        raise EmulationError(f"at {describe(op.inst)} ({w.describe()}): {e}") from None
+    except IndexError:
+        if pc >= len(ops):
+            last = ops[-1].inst if ops else None
+            raise EmulationError(f"{w.describe()} ran past the last instruction"
+                                 f"{' ' + describe(last) if last else ''} without s_endpgm") from None
+        raise
+    finally:
+        w.pc = pc
+        w.instructions += n
+        budget[0] -= n
+
+
+__all__ = ["Emulator", "LaunchResult"]

@@ -1,0 +1,123 @@
+"""Strict mode: outstanding memory operations per wave and the errors that name them.
+
+The model (gfx9): vector-memory operations (loads and stores) retire in issue order and count in
+vmcnt; LDS operations retire in order among themselves and count in lgkmcnt; scalar-memory loads
+also count in lgkmcnt but may return out of order, so only ``lgkmcnt(0)`` proves one finished.
+``s_waitcnt lgkmcnt(N)`` therefore retires the LDS operations older than the newest N (if SMEM loads
+completed first, N LDS operations may still be in flight) and every SMEM load only when N is 0.
+
+Values are written eagerly when an operation issues; its destination registers are PENDING until a
+sufficient ``s_waitcnt`` retires it, and reading a PENDING register is an error.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from tensile_asm.emulator.memory import Fault
+from tensile_asm.emulator.state import AKEY, PENDING, READY, UNWRITTEN, VKEY
+
+
+class Outstanding:
+    """One issued memory operation that has not been waited for."""
+
+    __slots__ = ("inst", "keys", "kind", "lds_seq", "lds_index")
+
+    def __init__(self, inst, keys, kind, lds_seq=None, lds_index=None):
+        self.inst, self.keys, self.kind = inst, keys, kind     # kind: 'vm', 'lds', 'smem'
+        self.lds_seq, self.lds_index = lds_seq, lds_index      # LDS writes: for the race checker
+
+
+class Pending:
+    __slots__ = ("vm", "lgkm", "owner")
+
+    def __init__(self):
+        self.vm: deque = deque()
+        self.lgkm: list = []
+        self.owner: dict = {}        # register key -> the Outstanding that will write it
+
+
+def issue(w, inst, keys, kind, lds_seq=None, lds_index=None) -> None:
+    """Record a memory operation; its destination ``keys`` become PENDING."""
+    p = w.pending
+    entry = Outstanding(inst, keys, kind, lds_seq, lds_index)
+    (p.vm if kind == "vm" else p.lgkm).append(entry)
+    st = w.rstate
+    for k in keys:
+        st[k] = PENDING
+        p.owner[k] = entry
+
+
+def _retire(w, entry) -> None:
+    p, st = w.pending, w.rstate
+    for k in entry.keys:
+        if p.owner.get(k) is entry:
+            del p.owner[k]
+            st[k] = READY
+    if entry.lds_seq is not None:
+        w.group.lds_tracker.retire(entry.lds_seq, entry.lds_index, w.epoch)
+
+
+def wait(w, vmcnt, lgkmcnt) -> None:
+    """Apply ``s_waitcnt`` (None: that counter is not waited for)."""
+    p = w.pending
+    if vmcnt is not None:
+        while len(p.vm) > vmcnt:
+            _retire(w, p.vm.popleft())
+    if lgkmcnt is not None and p.lgkm:
+        if lgkmcnt == 0:
+            for e in p.lgkm:
+                _retire(w, e)
+            p.lgkm.clear()
+        else:
+            lds = [e for e in p.lgkm if e.kind == "lds"]
+            excess = len(lds) - lgkmcnt
+            if excess > 0:
+                done = set(map(id, lds[:excess]))
+                for e in lds[:excess]:
+                    _retire(w, e)
+                p.lgkm = [e for e in p.lgkm if id(e) not in done]
+
+
+def overwrite(w, keys) -> None:
+    """A non-memory instruction wrote ``keys``: they no longer wait for a load's value."""
+    owner = w.pending.owner
+    for k in keys:
+        owner.pop(k, None)
+
+
+def key_name(k: int) -> str:
+    if k >= AKEY:
+        return f"a{k - AKEY}"
+    if k >= VKEY:
+        return f"v{k - VKEY}"
+    names = {106: "vcc_lo", 107: "vcc_hi", 124: "m0", 126: "exec_lo", 127: "exec_hi", 102: "flat_scratch_lo",
+             103: "flat_scratch_hi", 104: "xnack_mask_lo", 105: "xnack_mask_hi"}
+    return names.get(k, f"s{k}")
+
+
+def _inst_text(inst) -> str:
+    where = f"0x{inst.address:x}" if inst.address is not None else f"line {inst.source_line}"
+    return f"{where} `{inst.render()}`"
+
+
+def read_error(w, op, key) -> Fault:
+    """The strict violation of ``op`` reading register ``key`` (UNWRITTEN or PENDING)."""
+    reg = key_name(key)
+    state = w.rstate[key]
+    if state == UNWRITTEN:
+        return Fault(f"strict: reads {reg}, which nothing has written since the wave started "
+                     f"(and the hardware does not initialise it)")
+    entry = w.pending.owner.get(key)
+    if entry is None:                      # should not happen; report rather than guess
+        return Fault(f"strict: reads {reg} whose state is {state}")
+    if entry.kind == "vm":
+        newer = len(w.pending.vm) - 1 - list(w.pending.vm).index(entry)
+        need = f"s_waitcnt vmcnt({newer})"
+    elif entry.kind == "lds":
+        lds = [e for e in w.pending.lgkm if e.kind == "lds"]
+        need = f"s_waitcnt lgkmcnt({len(lds) - 1 - lds.index(entry)})"
+    else:
+        need = "s_waitcnt lgkmcnt(0) (scalar loads return out of order)"
+    return Fault(f"strict: reads {reg} while the load that writes it is still in flight: "
+                 f"{_inst_text(entry.inst)}; it needs {need} before this instruction")
