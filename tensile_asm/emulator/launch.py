@@ -190,6 +190,8 @@ def _run_group(group, ops, counts, strict, budget) -> None:
             if not w.done and not w.at_barrier:
                 _run_wave(w, ops, counts, strict, budget)
         live = [w for w in group.waves if not w.done]
+        if group.lds_tracker is not None:
+            group.lds_tracker.close_interval(group)
         if not live:
             return
         for w in live:                       # every live wave waits at the barrier: pass it

@@ -3,11 +3,12 @@
 Addresses are ``vaddr + offset`` bytes; ``read2``/``write2`` offsets count elements (4 or 8 bytes,
 64 elements for the ``st64`` forms). Accesses are gathered over the active lanes at once.
 
-Race model (per dword): every wave counts the barriers it has passed (its epoch). A write becomes
-visible to other waves from the barrier after the writing wave waited for it (``s_waitcnt
-lgkmcnt``). Reading a dword another wave wrote that is not yet visible, writing one another wave
-read or wrote in the same barrier interval: both are races, whatever order the emulator happened
-to run the waves in.
+Race model (per dword): the barriers split a workgroup's run into intervals. Within one interval
+the waves are unordered, so one wave reading or writing a dword that another wave writes in the
+same interval is a race, whatever order the emulator happened to run the waves in. A write the
+wave had not waited for (``s_waitcnt lgkmcnt``) when it reached the barrier is still in flight
+after it, so it also belongs to the next interval. Accesses are only recorded as they happen (an
+append per instruction); each interval is checked at once, vectorised, when it closes.
 """
 
 from __future__ import annotations
@@ -17,85 +18,93 @@ import numpy as np
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.program import Unsupported, describe, handles, reg_keys
-
-_NEVER = np.iinfo(np.int32).max
+from tensile_asm.errors import EmulationError
 
 
 class LdsTracker:
     def __init__(self, ndwords: int):
-        self.writer = np.full(ndwords, -1, np.int16)
-        self.wseq = np.zeros(ndwords, np.int64)
-        self.wepoch = np.zeros(ndwords, np.int32)
-        self.visible = np.zeros(ndwords, np.int32)
-        self.reader = np.full(ndwords, -1, np.int16)
-        self.repoch = np.full(ndwords, -1, np.int32)
-        self.seq = 0
-        self.writes = {}                     # seq -> instruction (for messages)
+        self.ndwords = ndwords
+        self.reads: dict = {}               # wave index -> [(dword indices, instruction)]
+        self.writes: dict = {}              # wave index -> [(dword indices, instruction, carried over)]
+        self.interval = 0
 
-    def _race(self, w, idx, what) -> Fault:
-        return Fault(f"strict: LDS race: {what} at LDS byte 0x{int(idx) * 4:x} ({w.describe()})")
+    def read(self, w, idx, inst) -> None:
+        self.reads.setdefault(w.index, []).append((idx, inst))
 
-    def read(self, w, idx) -> None:
-        e, me = w.epoch, w.index
-        wr = self.writer[idx]
-        bad = (wr >= 0) & (wr != me) & (self.visible[idx] > e)
-        if bad.any():
-            j = int(np.argmax(bad))
-            i = idx.flat[j]
-            inst = self.writes.get(int(self.wseq[i]))
-            how = ("had not waited for it (s_waitcnt lgkmcnt) before the s_barrier"
-                   if self.wepoch[i] < e else "with no s_barrier between that write and this read")
-            raise self._race(w, i, f"this wave reads data that wave {int(wr.flat[j])} wrote "
-                                   f"({describe(inst) if inst else 'a write'}) and {how}")
-        stale = self.repoch[idx] != e
-        other = ~stale & (self.reader[idx] != me)
-        self.reader[idx[stale]] = me
-        self.repoch[idx[stale]] = e
-        self.reader[idx[other]] = -2
+    def write(self, w, idx, inst) -> None:
+        self.writes.setdefault(w.index, []).append((idx, inst, False))
 
-    def write(self, w, idx, inst) -> int:
-        e, me = w.epoch, w.index
-        rd = self.reader[idx]
-        war = (self.repoch[idx] == e) & (rd != me) & (rd != -1)
-        if war.any():
-            i = idx.flat[int(np.argmax(war))]
-            who = "other waves" if self.reader[i] == -2 else f"wave {int(self.reader[i])}"
-            raise self._race(w, i, f"this wave overwrites data that {who} read with no s_barrier in between")
-        wr = self.writer[idx]
-        waw = (wr >= 0) & (wr != me) & (self.visible[idx] > e)
-        if waw.any():
-            j = int(np.argmax(waw))
-            raise self._race(w, idx.flat[j], f"this wave and wave {int(wr.flat[j])} write the same dword "
-                                              f"with no s_barrier (after a wait) in between")
-        self.seq += 1
-        self.writes[self.seq] = inst
-        self.writer[idx] = me
-        self.wseq[idx] = self.seq
-        self.wepoch[idx] = e
-        self.visible[idx] = _NEVER
-        return self.seq
+    def close_interval(self, group) -> None:
+        """Check the interval that ends now (at a barrier, or at the end of the workgroup)."""
+        try:
+            self._check(group)
+        finally:
+            self.reads, self.writes = {}, {}
+            for w in group.waves:            # writes still in flight spill into the next interval
+                for e in w.pending.lgkm:
+                    if e.lds_index is not None:
+                        self.writes.setdefault(w.index, []).append((e.lds_index, e.inst, True))
+            self.interval += 1
 
-    def retire(self, seq, idx, epoch) -> None:
-        mine = self.wseq[idx] == seq
-        self.visible[idx[mine]] = epoch + 1
+    def _check(self, group) -> None:
+        if not self.writes:
+            return
+        owner = np.full(self.ndwords, -1, np.int32)
+        for wave, recs in sorted(self.writes.items()):
+            idx = np.unique(np.concatenate([r[0].ravel() for r in recs]))
+            prev = owner[idx]
+            clash = prev >= 0
+            if clash.any():
+                x = int(idx[np.argmax(clash)])
+                self._report(group, x, int(prev[np.argmax(clash)]), wave, "writes")
+            owner[idx] = wave
+        for wave, recs in sorted(self.reads.items()):
+            idx = np.unique(np.concatenate([r[0].ravel() for r in recs]))
+            who = owner[idx]
+            clash = (who >= 0) & (who != wave)
+            if clash.any():
+                j = int(np.argmax(clash))
+                self._report(group, int(idx[j]), int(who[j]), wave, "reads")
+
+    def _report(self, group, dword, writer, other, access):
+        w_inst, carried = next((r[1], r[2]) for r in self.writes[writer] if (r[0] == dword).any())
+        table = self.writes if access == "writes" else self.reads
+        o_inst = next(r[1] for r in table[other] if (r[0] == dword).any())
+        how = (f"that write was still in flight at the s_barrier before (wave {writer} had not waited for it "
+               f"with s_waitcnt lgkmcnt)" if carried else "no s_barrier separates them")
+        raise EmulationError(
+            f"strict: LDS race in workgroup {group.id}, barrier interval {self.interval}: wave {other} {access} "
+            f"LDS byte 0x{dword * 4:x} at {describe(o_inst)} while wave {writer} writes it at "
+            f"{describe(w_inst)}; {how}")
 
 
-def _lane_addresses(w, addr, offsets, ndw):
+def _lane_addresses(w, addr, rows):
     """Byte addresses [elements*dwords, active lanes] and the active-lane selector."""
     a = addr(w)
     if isinstance(a, int):
         a = np.full(w.lanes, a, np.uint32)
     sel = None if w.exec_full else w.exec_lanes
     base = (a if sel is None else a[sel]).astype(np.int64)
-    rows = [base + (off + 4 * k) for off in offsets for k in range(ndw)]
-    return np.stack(rows), sel
+    if (base & 3).any():
+        raise Fault("misaligned LDS access (dword accesses need 4-byte aligned addresses)")
+    return base + rows, sel
 
 
-def _check(w, byte, inst_bytes=4):
-    size = w.group.lds_size
-    if byte.size and (byte.min() < 0 or byte.max() + inst_bytes > size):
-        bad = int(byte.max()) if byte.max() + inst_bytes > size else int(byte.min())
-        raise Fault(f"LDS access at byte 0x{bad:x} is outside the workgroup's {size} bytes of LDS")
+def _offsets(ins, ndw, elements, elem_bytes, stride64):
+    if elements == (None,):
+        offsets = (ins.modifier("offset", 0) or 0,)
+    else:
+        scale = elem_bytes * (64 if stride64 else 1)
+        offsets = tuple((ins.modifier(n, 0) or 0) * scale for n in ("offset0", "offset1"))
+    if any(o % 4 for o in offsets):
+        raise Unsupported("offsets that are not dword multiples")
+    return np.array([o + 4 * k for o in offsets for k in range(ndw)], np.int64)[:, None]
+
+
+def _out_of_range(w, byte):
+    top = int(byte.max()) + 4 if byte.size else 0
+    if top > w.group.lds_size:
+        raise Fault(f"LDS access at byte 0x{top - 4:x} is outside the workgroup's {w.group.lds_size} bytes of LDS")
 
 
 def _ds_read_builder(ndw, elements, elem_bytes, stride64=False):
@@ -103,33 +112,31 @@ def _ds_read_builder(ndw, elements, elem_bytes, stride64=False):
         dst, vaddr = ins.operands[:2]
         if dst.count != ndw * len(elements):
             raise Unsupported(f"destination {dst} does not hold {ndw * len(elements)} dwords")
-        if elements == (None,):
-            offsets = (ins.modifier("offset", 0) or 0,)
-        else:
-            scale = elem_bytes * (64 if stride64 else 1)
-            offsets = tuple((ins.modifier(n, 0) or 0) * scale for n in ("offset0", "offset1"))
+        rows = _offsets(ins, ndw, elements, elem_bytes, stride64)
         addr = cx.vread(vaddr)
         d0, n = dst.index, dst.count
         keys = reg_keys(dst)
-        strict = cx.strict
-        def run(w):
-            byte, sel = _lane_addresses(w, addr, offsets, ndw)
-            if byte.size and (byte & 3).any():
-                raise Fault("misaligned LDS access (dword accesses need 4-byte aligned addresses)")
-            idx = byte >> 2
-            if strict:
-                _check(w, byte)
-                w.group.lds_tracker.read(w, idx)
-                vals = w.group.lds[idx]
-            else:
-                ok = (byte >= 0) & (byte + 4 <= w.group.lds_size)
-                vals = np.where(ok, w.group.lds[np.where(ok, idx, 0)], 0).astype(np.uint32)
-            if sel is None:
-                w.v[d0:d0 + n] = vals
-            else:
-                w.v[d0:d0 + n, sel] = vals
-            if strict:
-                strict_mode.issue(w, ins, keys, "lds")
+        issue = strict_mode.issue
+        if cx.strict:
+            def run(w):
+                byte, sel = _lane_addresses(w, addr, rows)
+                _out_of_range(w, byte)
+                idx = byte >> 2
+                w.group.lds_tracker.read(w, idx, ins)
+                if sel is None:
+                    w.v[d0:d0 + n] = w.group.lds[idx]
+                else:
+                    w.v[d0:d0 + n, sel] = w.group.lds[idx]
+                issue(w, ins, keys, "lds")
+        else:
+            def run(w):
+                byte, sel = _lane_addresses(w, addr, rows)
+                ok = byte + 4 <= w.group.lds_size
+                vals = np.where(ok, w.group.lds[np.where(ok, byte >> 2, 0)], 0).astype(np.uint32)
+                if sel is None:
+                    w.v[d0:d0 + n] = vals
+                else:
+                    w.v[d0:d0 + n, sel] = vals
         run.manages_defs = True
         return run
     return build
@@ -140,29 +147,24 @@ def _ds_write_builder(ndw, elements, elem_bytes, stride64=False):
         vaddr, *datas = ins.operands
         if len(datas) != len(elements) or any(d.count != ndw for d in datas):
             raise Unsupported("unexpected data operands")
-        if elements == (None,):
-            offsets = (ins.modifier("offset", 0) or 0,)
-        else:
-            scale = elem_bytes * (64 if stride64 else 1)
-            offsets = tuple((ins.modifier(n, 0) or 0) * scale for n in ("offset0", "offset1"))
+        rows = _offsets(ins, ndw, elements, elem_bytes, stride64)
         addr = cx.vread(vaddr)
         regs = [(d.index, d.count) for d in datas]
         strict = cx.strict
+        issue = strict_mode.issue
         def run(w):
-            byte, sel = _lane_addresses(w, addr, offsets, ndw)
-            if byte.size and (byte & 3).any():
-                raise Fault("misaligned LDS access (dword accesses need 4-byte aligned addresses)")
-            rows = [w.v[i:i + n] if sel is None else w.v[i:i + n, sel] for i, n in regs]
-            vals = rows[0] if len(rows) == 1 else np.concatenate(rows)
-            idx = byte >> 2
+            byte, sel = _lane_addresses(w, addr, rows)
+            data = [w.v[i:i + n] if sel is None else w.v[i:i + n, sel] for i, n in regs]
+            vals = data[0] if len(data) == 1 else np.concatenate(data)
             if strict:
-                _check(w, byte)
-                seq = w.group.lds_tracker.write(w, idx, ins)
+                _out_of_range(w, byte)
+                idx = byte >> 2
+                w.group.lds_tracker.write(w, idx, ins)
                 w.group.lds[idx] = vals
-                strict_mode.issue(w, ins, (), "lds", seq, idx)
+                issue(w, ins, (), "lds", idx)
             else:
-                ok = (byte >= 0) & (byte + 4 <= w.group.lds_size)
-                w.group.lds[idx[ok]] = vals[ok]
+                ok = byte + 4 <= w.group.lds_size
+                w.group.lds[(byte >> 2)[ok]] = vals[ok]
         return run
     return build
 

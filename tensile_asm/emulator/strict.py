@@ -21,11 +21,11 @@ from tensile_asm.emulator.state import AKEY, PENDING, READY, UNWRITTEN, VKEY
 class Outstanding:
     """One issued memory operation that has not been waited for."""
 
-    __slots__ = ("inst", "keys", "kind", "lds_seq", "lds_index")
+    __slots__ = ("inst", "keys", "kind", "lds_index")
 
-    def __init__(self, inst, keys, kind, lds_seq=None, lds_index=None):
+    def __init__(self, inst, keys, kind, lds_index=None):
         self.inst, self.keys, self.kind = inst, keys, kind     # kind: 'vm', 'lds', 'smem'
-        self.lds_seq, self.lds_index = lds_seq, lds_index      # LDS writes: for the race checker
+        self.lds_index = lds_index                             # LDS writes: dwords, for the race checker
 
 
 class Pending:
@@ -37,10 +37,10 @@ class Pending:
         self.owner: dict = {}        # register key -> the Outstanding that will write it
 
 
-def issue(w, inst, keys, kind, lds_seq=None, lds_index=None) -> None:
+def issue(w, inst, keys, kind, lds_index=None) -> None:
     """Record a memory operation; its destination ``keys`` become PENDING."""
     p = w.pending
-    entry = Outstanding(inst, keys, kind, lds_seq, lds_index)
+    entry = Outstanding(inst, keys, kind, lds_index)
     (p.vm if kind == "vm" else p.lgkm).append(entry)
     st = w.rstate
     for k in keys:
@@ -54,8 +54,6 @@ def _retire(w, entry) -> None:
         if p.owner.get(k) is entry:
             del p.owner[k]
             st[k] = READY
-    if entry.lds_seq is not None:
-        w.group.lds_tracker.retire(entry.lds_seq, entry.lds_index, w.epoch)
 
 
 def wait(w, vmcnt, lgkmcnt) -> None:

@@ -15,22 +15,19 @@ import numpy as np
 from tensile_asm.emulator.program import handles
 
 F32, F64, U32, U64 = np.float32, np.float64, np.uint32, np.uint64
-_LOW29, _HALF29 = U64(0x1FFFFFFF), U64(0x10000000)
-_EXP = U64(0x7FF0000000000000)
-_TINY = U64(897 << 52)            # |x| < 2**-126: below the fp32 normal range
+_SHIFT, _MIDPOINT = U64(35), U64(1 << 63)     # low 29 bits of an fp64 == 0x10000000: an fp32 midpoint
+_TINY = F64(2.0 ** -126)                       # below the fp32 normal range
 
 
 def fma_f32(a, b, c, denormals: bool = True):
     """fp32 a*b+c with a single rounding (arrays or scalars)."""
-    p = np.multiply(a, b, dtype=F64)
-    s = np.add(p, c, dtype=F64)
-    bits = np.asarray(s).view(U64)
-    suspect = (bits & _LOW29) == _HALF29
+    s = np.asarray(np.multiply(a, b, dtype=F64) + c)
+    suspect = (s.view(U64) << _SHIFT) == _MIDPOINT
     if denormals:
-        suspect |= ((bits & _EXP) - U64(1)) < (_TINY - U64(1))
+        suspect |= np.abs(s) < _TINY
     if suspect.any():
-        s = _round_to_odd(p, np.asarray(c, F64), np.asarray(s))
-    return np.asarray(s).astype(F32)
+        s = _round_to_odd(np.multiply(a, b, dtype=F64), np.asarray(c, F64), s)
+    return s.astype(F32)
 
 
 def _round_to_odd(p, c, s):
