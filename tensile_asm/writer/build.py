@@ -75,6 +75,8 @@ def _problem_reason(solution) -> str | None:
 
 def supports(solution, arch: Arch) -> str | None:
     """None if this writer can build ``solution`` for ``arch``, else the reason it cannot."""
+    if not solution.valid:
+        return f"invalid solution: {solution.rejection}"
     reason = _problem_reason(solution)
     if reason:
         return reason

@@ -1,0 +1,125 @@
+"""The whole chain: solution parameters -> KernelWriter -> llvm-mc/ld.lld -> strict CPU emulator ->
+comparison with a float64 numpy reference, on random data with poisoned outputs."""
+
+import random
+from functools import lru_cache
+
+import pytest
+
+from tensile_asm import toolchain
+from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.runtime.emulated import EmulatedRuntime
+from tensile_asm.solution import Solution, min_names
+from tensile_asm.writer.build import build_kernel, geometry
+
+from conftest import have_llvm
+
+pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+
+TILES = [  # WorkGroup, ThreadTile, DepthU (the last has 32 threads: half a wave)
+    ([16, 16, 1], [4, 4], 16), ([8, 8, 1], [4, 4], 8), ([16, 16, 1], [8, 4], 8), ([8, 8, 1], [2, 2], 16),
+    ([16, 8, 1], [3, 6], 8), ([4, 16, 1], [1, 2], 32), ([8, 4, 1], [3, 3], 32),
+]
+SIZES = [1, 2, 3, 5, 7, 13, 17, 31, 37, 61, 64, 67, 97, 127, 131]
+
+
+def solution(tile, ta, tb, use_beta=True, batched=True):
+    wg, tt, du = tile
+    return Solution.from_dict({
+        "ProblemType": {"OperationType": "GEMM", "DataType": "s", "TransposeA": ta, "TransposeB": tb,
+                        "Batched": batched, "UseBeta": use_beta},
+        "WorkGroup": wg, "ThreadTile": tt, "DepthU": du}, where="test")
+
+
+@lru_cache(maxsize=None)
+def built(arch_name, tile_index, ta, tb, use_beta=True, batched=True, tmp=None):
+    arch = load_arch(arch_name)
+    sol = solution(TILES[tile_index], ta, tb, use_beta, batched)
+    name = min_names([sol])[0]
+    kernel = build_kernel(sol, arch, name)
+    import tempfile, pathlib
+    co = pathlib.Path(tempfile.mkdtemp(prefix="e2e-")) / f"{name}.co"
+    toolchain.assemble_and_link(kernel.text(), arch, co)
+    return co, name, geometry(sol)
+
+
+def random_cases(count, seed):
+    rng = random.Random(seed)
+    cases = []
+    for i in range(count):
+        cases.append(dict(
+            arch=rng.choice(["gfx90a", "gfx942"]), tile=rng.randrange(len(TILES)),
+            ta=rng.random() < 0.5, tb=rng.random() < 0.5,
+            size=Size(rng.choice(SIZES), rng.choice(SIZES), rng.choice(SIZES), rng.choice([1, 1, 2, 3])),
+            alpha=rng.choice([1.0, -0.75, 2.5]), beta=rng.choice([0.0, 1.0, 0.5, -1.25]),
+            seed=rng.randrange(1 << 30)))
+    return cases
+
+
+@pytest.mark.parametrize("case", random_cases(36, seed=20261121), ids=lambda c: (
+    f"{c['arch']}-t{c['tile']}-{'T' if c['ta'] else 'N'}{'T' if c['tb'] else 'N'}-{c['size']}-a{c['alpha']}-b{c['beta']}"))
+def test_random_gemm_matches_reference(case):
+    co, name, geo = built(case["arch"], case["tile"], case["ta"], case["tb"])
+    [result] = verify_sizes(co, name, geo, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime())
+    assert result.passed, f"{result.size}: {result.detail} (max rel err {result.max_rel_error})"
+
+
+def test_padded_leading_dimensions():
+    co, name, geo = built("gfx90a", 2, True, False)
+    results = verify_sizes(co, name, geo, [Size(37, 29, 19, 2)], 1.25, 0.75, 7, EmulatedRuntime(), pad=5)
+    assert all(r.passed for r in results), results
+
+
+def test_beta_zero_never_reads_c():
+    """C is all NaN; with beta = 0 none of it may reach D."""
+    co, name, geo = built("gfx90a", 0, False, True)
+    results = verify_sizes(co, name, geo, [Size(67, 45, 23, 2), Size(1, 1, 1)], 1.5, 0.0, 3, EmulatedRuntime())
+    assert all(r.passed for r in results), results
+    # -0.0 is zero too.
+    results = verify_sizes(co, name, geo, [Size(17, 9, 40)], 1.5, -0.0, 4, EmulatedRuntime())
+    assert all(r.passed for r in results), results
+
+
+def test_without_beta_and_unbatched():
+    for use_beta, batched in ((False, True), (True, False), (False, False)):
+        co, name, geo = built("gfx90a", 1, False, False, use_beta, batched)
+        beta = 0.0 if not use_beta else 0.5
+        results = verify_sizes(co, name, geo, [Size(41, 23, 11)], 1.5, beta, 5, EmulatedRuntime())
+        assert all(r.passed for r in results), (use_beta, batched, results)
+
+
+def test_invalid_solutions_are_not_built():
+    from tensile_asm.writer.build import supports
+    bad = Solution.from_dict({"ProblemType": {"OperationType": "GEMM", "DataType": "s"},
+                              "WorkGroup": [8, 8, 1], "ThreadTile": [5, 3], "DepthU": 8}, where="test")
+    assert "MacroTile 40x24 is not allowed" in supports(bad, load_arch("gfx90a"))
+
+
+def test_verification_detects_a_wrong_kernel(tmp_path):
+    """A kernel that skips the tail loop must fail when K is not a multiple of DepthU."""
+    arch = load_arch("gfx90a")
+    sol = solution(TILES[1], False, False)
+    kernel = build_kernel(sol, arch, "broken")
+    text = kernel.text()
+    assert "s_cbranch_scc1 .LTailLoopEndL" in text
+    co = tmp_path / "broken.co"
+    toolchain.assemble_and_link(text.replace("s_cbranch_scc1 .LTailLoopEndL", "s_branch .LTailLoopEndL"), arch, co)
+    g = geometry(sol)
+    [bad] = verify_sizes(co, "broken", g, [Size(19, 17, 13)], 1.5, 0.5, 1, EmulatedRuntime())
+    assert not bad.passed and "above tolerance" in bad.detail
+    [good] = verify_sizes(co, "broken", g, [Size(19, 17, 16)], 1.5, 0.5, 1, EmulatedRuntime())
+    assert good.passed
+
+
+def test_removed_waitcnt_is_reported_by_the_strict_emulator(tmp_path):
+    arch = load_arch("gfx90a")
+    sol = solution(TILES[3], False, False)
+    kernel = build_kernel(sol, arch, "nowait")
+    lines = kernel.text().splitlines()
+    victim = next(i for i, l in enumerate(lines) if "s_waitcnt vmcnt(0)" in l and "global reads landed" in l)
+    co = tmp_path / "nowait.co"
+    toolchain.assemble_and_link("\n".join(lines[:victim] + lines[victim + 1:]) + "\n", arch, co)
+    [r] = verify_sizes(co, "nowait", geometry(sol), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime())
+    assert not r.passed
+    assert "still in flight" in r.detail and "buffer_load_dword" in r.detail and "0x" in r.detail
