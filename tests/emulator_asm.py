@@ -80,12 +80,18 @@ def assemble(source: str, arch: str = "gfx90a") -> Path:
     _CACHE.mkdir(parents=True, exist_ok=True)
     src, obj = _CACHE / f"{digest}.s", _CACHE / f"{digest}.o"
     src.write_text(source)
-    subprocess.run([find_llvm_tool("clang"), "-x", "assembler", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}",
-                    "-mcode-object-version=5", "-c", str(src), "-o", str(obj)], check=True, capture_output=True)
+    _run([find_llvm_tool("clang"), "-x", "assembler", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}",
+          "-mcode-object-version=5", "-c", str(src), "-o", str(obj)])
     tmp = out.with_suffix(".tmp")
-    subprocess.run([find_llvm_tool("ld.lld"), "-shared", str(obj), "-o", str(tmp)], check=True, capture_output=True)
+    _run([find_llvm_tool("ld.lld"), "-shared", str(obj), "-o", str(tmp)])
     tmp.replace(out)
     return out
+
+
+def _run(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        raise AssertionError(f"{cmd[0]} failed:\n{proc.stderr}")
 
 
 def build(body: str, **kw) -> Path:

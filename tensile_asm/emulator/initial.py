@@ -90,7 +90,9 @@ def marshal_args(ko, args, memory, grid, block, lds_bytes):
             if v is not None:
                 off, n = int(md[".offset"]), int(md[".size"])
                 segment[off:off + n] = (v & ((1 << (8 * n)) - 1)).to_bytes(n, "little")
-    buffers["kernarg"] = memory.alloc(max(size, 4), "kernarg segment", init=bytes(segment))
+    # Runtimes hand out kernarg space in larger blocks; a kernel may load a whole s_load_dwordx16
+    # past its last argument, so the segment is padded to 256 bytes.
+    buffers["kernarg"] = memory.alloc(max(256, -(-size // 256) * 256), "kernarg segment", init=bytes(segment))
     return buffers
 
 

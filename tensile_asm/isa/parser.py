@@ -27,7 +27,7 @@ class AsmParseError(ValueError):
 
 _REG = re.compile(r"^([vsa])(\d+)$|^([vsa])\[(\d+):(\d+)\]$")
 _SYMBOL_LINE = re.compile(r"^([0-9a-fA-F]+)\s+<([^>]+)>:\s*$")
-_ADDRESS_COMMENT = re.compile(r"//\s*([0-9a-fA-F]+):")
+_ADDRESS_COMMENT = re.compile(r"//\s*([0-9a-fA-F]+):\s*([0-9a-fA-F]{8})?")
 _LABEL_DEF = re.compile(r"^([A-Za-z_.$][\w.$]*):\s*(.*)$")
 _OBJDUMP_LABEL = re.compile(r"^L\d+$")
 _COUNTER = re.compile(r"(\w+)\((\d+)\)")
@@ -228,8 +228,8 @@ def parse_objdump(text: str, functions=None) -> dict[str, Function]:
             else:
                 current.labels[name] = addr
             continue
-        if not raw.startswith((" ", "\t")) or current is None:
-            continue                                   # file header, section titles
+        if not raw.startswith((" ", "\t")) or current is None or line.strip() == "...":
+            continue                                   # file header, section titles, elided padding
         body, _, comment = line.partition("//")
         am = _ADDRESS_COMMENT.search(line)
         if am is None:
@@ -238,9 +238,15 @@ def parse_objdump(text: str, functions=None) -> dict[str, Function]:
         if not body:
             continue
         try:
-            current.instructions.append(parse_instruction(body, int(am.group(1), 16), lineno))
+            ins = parse_instruction(body, int(am.group(1), 16), lineno)
         except AsmParseError as e:
             raise AsmParseError(f"objdump line {lineno} ({body!r}): {e}") from None
+        if am.group(2) and ins.opcode.startswith(_BRANCHES) and ins.operands and isinstance(ins.operands[0], Label):
+            # The encoding is the ground truth (objdump prints no label for a branch to the symbol itself).
+            simm = int(am.group(2), 16) & 0xFFFF
+            simm -= (simm & 0x8000) << 1
+            ins.operands = (Label(ins.operands[0].name, ins.address + 4 + 4 * simm),) + ins.operands[1:]
+        current.instructions.append(ins)
     for fn in result.values():
         _resolve_labels(fn)
     return result
