@@ -56,6 +56,18 @@ def dump_yaml(data: Any, explicit: bool = False) -> str:
                      explicit_end=explicit, width=120)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def publish(tmp: str | Path, path: str | Path) -> None:
+    """Give a temporary file normal permissions and rename it over ``path``."""
+    os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, path)
+
+
 def write_atomic(path: str | Path, data: bytes | str) -> Path:
     """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
     path = Path(path)
@@ -64,7 +76,7 @@ def write_atomic(path: str | Path, data: bytes | str) -> Path:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, path)
+        publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -1,0 +1,108 @@
+"""tensile-create-library: build code objects and the master solution library from logic files.
+
+  tensile-create-library --architecture gfx90a LOGIC_DIR OUT_DIR [HIP]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tensile_asm.cli.common import EXIT_USAGE, run_main
+from tensile_asm.errors import UserError
+
+PROG = "tensile-create-library"
+
+# Tensile's TensileCreateLibrary options that this tool does not implement (yet), with what to do instead.
+NOT_IMPLEMENTED = {
+    "--separate-architectures": "all architectures share one TensileLibrary file",
+    "--lazy-library-loading": "the library is loaded whole",
+    "--num-merged-files": "one code object per architecture is written",
+    "--short-file-names": "file names are not shortened",
+    "--embed-library": "write the library files and load them at run time",
+    "--generate-manifest-and-exit": "run without it; the outputs are listed in support.json",
+    "--verify-manifest": "run without it; the outputs are listed in support.json",
+    "--generate-sources-and-exit": "only assembly kernels are generated",
+    "--write-master-solution-index": "support.json lists every solution",
+    "--cxx-compiler": "the LLVM toolchain is found automatically (tools/setup)",
+    "--cmake-cxx-compiler": "the LLVM toolchain is found automatically (tools/setup)",
+    "--assembler": "the LLVM toolchain is found automatically (tools/setup)",
+    "--offload-bundler": "code objects are raw ELF files, not offload bundles",
+    "--client-config": "no client is built",
+    "--build-client": "no client is built",
+    "--keep-build-tmp": "no build directory is kept",
+    "--jobs": "kernels are built in one process",
+    "--package-library": "write the library files as they are",
+    "--version": "libraries carry no version field",
+    "--ignore-asm-cap-cache": "assembler capabilities come from isa/*.yaml",
+    "--asm-cache": "assembler capabilities come from isa/*.yaml",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Build GEMM kernels from Tensile library logic files into one code object per architecture "
+                    "(OUT_DIR/library/TensileLibrary_<gfx>.co: a raw AMDGPU ELF code object, not a "
+                    "clang-offload-bundler bundle), the master solution library OUT_DIR/library/TensileLibrary.yaml "
+                    "(or .dat) listing the built solutions, and OUT_DIR/support.json saying for every solution "
+                    "whether it was built and, if not, why.",
+        epilog="Logic files are found recursively under LOGIC_DIR by the schedule name in their file name "
+               "(gfx90a: aldebaran, gfx942: aquavanjaram942, gfx908: arcturus, gfx906: vega20, gfx900: vega10). "
+               "Errors you can fix are reported in one line with exit code 2.")
+    p.add_argument("logic_dir", metavar="LOGIC_DIR", help="folder holding library logic files (*.yaml)")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="output folder (library/ and support.json go here)")
+    p.add_argument("runtime_language", metavar="HIP", nargs="?", default="HIP",
+                   help="Tensile's runtime-language argument; only HIP is accepted")
+    p.add_argument("--architecture", required=True,
+                   help="target gfx name(s), e.g. gfx90a, or several separated by ';' (e.g. 'gfx90a;gfx942')")
+    merge = p.add_mutually_exclusive_group()
+    merge.add_argument("--merge-files", dest="merge_files", action="store_true", default=True,
+                       help="one code object per architecture (default)")
+    merge.add_argument("--no-merge-files", dest="merge_files", action="store_false",
+                       help="one code object per kernel, library/<kernel>_<gfx>.co")
+    p.add_argument("--library-format", choices=("yaml", "msgpack"), default="yaml",
+                   help="TensileLibrary.yaml (default) or TensileLibrary.dat (msgpack)")
+    p.add_argument("--code-object-version", choices=("default", "V4", "V5"), default="V5",
+                   help="code object version; the kernels are written as V5 (default and V5 mean that)")
+    p.add_argument("--quiet", action="store_true", help="do not print the built / not-built table")
+    return p
+
+
+def _rejected_option(argv: list[str]) -> str | None:
+    for arg in argv:
+        opt = arg.split("=", 1)[0]
+        if opt in NOT_IMPLEMENTED:
+            return f"option {opt} is not implemented: {NOT_IMPLEMENTED[opt]}"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    reason = _rejected_option(argv)
+    if reason:
+        print(f"{PROG}: error: {reason}", file=sys.stderr)
+        return EXIT_USAGE
+    args = _parser().parse_args(argv)
+
+    def body() -> int:
+        from tensile_asm.library.create import create_library
+
+        if args.runtime_language != "HIP":
+            raise UserError(f"runtime language {args.runtime_language!r} is not supported; use HIP or leave it out")
+        if args.code_object_version == "V4":
+            raise UserError("--code-object-version V4 is not implemented; the kernels are written as code "
+                            "object V5 (use V5 or default)")
+        report = create_library(args.logic_dir, args.out_dir, args.architecture,
+                                library_format=args.library_format, merge_files=args.merge_files)
+        if not args.quiet:
+            print(report.table())
+            for path in report.code_objects + [report.library_path, report.support_path]:
+                print(f"wrote {path}")
+        return 0
+
+    return run_main(PROG, body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
