@@ -17,7 +17,7 @@ from tensile_asm.emulator import initial
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.lds import LdsTracker
 from tensile_asm.emulator.memory import DeviceMemory, Fault
-from tensile_asm.emulator.program import ENDPGM, Limits, compile_ops, describe
+from tensile_asm.emulator.program import ENDPGM, Limits, Op, compile_ops, describe
 from tensile_asm.errors import EmulationError, UserError
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.isa.parser import parse_objdump
@@ -132,9 +132,14 @@ class Emulator:
         return ops
 
     def launch(self, kernel: str, grid=(1, 1, 1), block=(64, 1, 1), args=(), lds_bytes=None,
-               max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> LaunchResult:
+               max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, trace=None, trace_if=None) -> LaunchResult:
         """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items; ndarrays in ``args`` are
-        device buffers whose final contents are copied back into them."""
+        device buffers whose final contents are copied back into them.
+
+        ``trace(wave, instruction)``, when given, is called just before each executed instruction for
+        which ``trace_if(instruction)`` is true (every instruction without ``trace_if``); it sees the
+        wave's registers as the instruction will read them. An exception it raises ends the launch.
+        """
         start = time.perf_counter()
         ko = self._kernel(kernel)
         grid, block = _dims(grid, "grid"), _dims(block, "block")
@@ -149,6 +154,8 @@ class Emulator:
             raise UserError(f"lds_bytes={lds_bytes} must lie between the kernel's fixed group segment "
                             f"({kd.group_segment_fixed_size}) and {self.arch.max_lds_bytes_per_workgroup}")
         ops = self.program(kernel)
+        if trace is not None:
+            ops = _traced(ops, trace, trace_if)
         memory = DeviceMemory()
         buffers = initial.marshal_args(ko, args, memory, grid, block, lds)
         setup = initial.WaveSetup(self.arch, kd, self.limits(kernel), grid, block, memory, buffers, lds)
@@ -173,6 +180,19 @@ class Emulator:
         result.opcode_counts = dict(sorted(mix.items(), key=lambda kv: -kv[1]))
         result.seconds = time.perf_counter() - start
         return result
+
+
+def _traced(ops, trace, trace_if) -> list:
+    """A copy of ``ops`` whose selected ops call ``trace`` first (the compiled program stays untouched)."""
+    out = []
+    for op in ops:
+        if trace_if is None or trace_if(op.inst):
+            def fn(w, _run=op.fn, _inst=op.inst):
+                trace(w, _inst)
+                return _run(w)
+            op = Op(fn, op.srcs, op.defs, op.inst, op.index)
+        out.append(op)
+    return out
 
 
 def _dims(value, what) -> tuple:
