@@ -92,6 +92,12 @@ Disassembly of section .text:
     assert raw.operands[0].address == 0x2000 + 4 - 8
 
 
+def test_unreadable_objdump_line_is_kept_as_unparsed():
+    text = "0000000000001500 <k>:\n\tv_bogus v1, ???          // 000000001500: 00000000\n"
+    (ins,) = parse_objdump(text, {"k"})["k"].instructions
+    assert ins.opcode == "<unparsed>" and "v_bogus" in ins.comment and ins.address == 0x1500
+
+
 def test_parse_asm_skips_directives_and_blocks():
     src = """
 .text

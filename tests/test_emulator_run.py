@@ -35,13 +35,14 @@ s_endpgm
 VADD_ARGS = (("a", 8), ("b", 8), ("c", 8), ("n", 4))
 
 
-@pytest.mark.parametrize("n", [1000, 256, 37])
-def test_vector_add_matches_numpy(n):
+@pytest.mark.parametrize("n,arch", [(1000, "gfx90a"), (256, "gfx90a"), (37, "gfx90a"), (1000, "gfx942")])
+def test_vector_add_matches_numpy(n, arch):
     rng = np.random.default_rng(n)
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
     c = np.full(n + 16, np.nan, np.float32)          # poisoned, with a tail that must stay untouched
-    em = Emulator.load(build(VADD, args=VADD_ARGS, vgprs=8, sgprs=16))
+    em = Emulator.load(build(VADD, args=VADD_ARGS, vgprs=8, sgprs=16, arch=arch))
+    assert em.arch.name == arch
     res = em.launch("k", grid=((n + 255) // 256, 1, 1), block=(256, 1, 1), args=[a, b, c, n])
     np.testing.assert_array_equal(c[:n], a + b)
     assert np.isnan(c[n:]).all()

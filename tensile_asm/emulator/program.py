@@ -14,6 +14,7 @@ import numpy as np
 
 from tensile_asm.errors import EmulationError
 from tensile_asm.isa.instruction import Instruction
+from tensile_asm.isa.parser import UNPARSED
 from tensile_asm.isa.registers import Imm, Label, Reg, Special, float_bits
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.state import AKEY, SPECIAL_INDEX, VKEY, lanes_of, mask_of
@@ -338,7 +339,9 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
     for index, ins in enumerate(instructions):
         check_limits(ins, limits)
         builder = HANDLERS.get(ins.opcode)
-        if builder is None:
+        if ins.opcode == UNPARSED:
+            fn = _raiser(f"the disassembly line `{ins.comment}` could not be parsed")
+        elif builder is None:
             fn = _raiser(f"the emulator does not implement '{ins.opcode}'")
         else:
             try:

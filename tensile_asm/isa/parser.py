@@ -25,6 +25,9 @@ class AsmParseError(ValueError):
     """A line of assembly we cannot read; the message names the line."""
 
 
+UNPARSED = "<unparsed>"     # opcode of an objdump line the parser could not read (text in the comment)
+
+
 _REG = re.compile(r"^([vsa])(\d+)$|^([vsa])\[(\d+):(\d+)\]$")
 _SYMBOL_LINE = re.compile(r"^([0-9a-fA-F]+)\s+<([^>]+)>:\s*$")
 _ADDRESS_COMMENT = re.compile(r"//\s*([0-9a-fA-F]+):\s*([0-9a-fA-F]{8})?")
@@ -240,7 +243,9 @@ def parse_objdump(text: str, functions=None) -> dict[str, Function]:
         try:
             ins = parse_instruction(body, int(am.group(1), 16), lineno)
         except AsmParseError as e:
-            raise AsmParseError(f"objdump line {lineno} ({body!r}): {e}") from None
+            # Keep going: a line we cannot read only matters if it is executed (UNPARSED says why).
+            ins = Instruction(UNPARSED, (), (), comment=f"{body} ({e})", address=int(am.group(1), 16),
+                              source_line=lineno)
         if am.group(2) and ins.opcode.startswith(_BRANCHES) and ins.operands and isinstance(ins.operands[0], Label):
             # The encoding is the ground truth (objdump prints no label for a branch to the symbol itself).
             simm = int(am.group(2), 16) & 0xFFFF
@@ -297,5 +302,5 @@ def parse_asm(text: str) -> tuple[list[Instruction], dict[str, int]]:
     return instructions, labels
 
 
-__all__ = ["AsmParseError", "Function", "parse_asm", "parse_instruction", "parse_objdump", "parse_operand",
+__all__ = ["UNPARSED", "AsmParseError", "Function", "parse_asm", "parse_instruction", "parse_objdump", "parse_operand",
            "decode_waitcnt_gfx9"]
