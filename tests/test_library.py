@@ -1,4 +1,3 @@
-import gzip
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -6,9 +5,10 @@ from pathlib import Path
 import msgpack
 import pytest
 import yaml
+from _tensile_data import kernels_lite, logic_file
 
 from tensile_asm.errors import UserError
-from tensile_asm.library import Library, build_master_library, read_logic_file, write_master_library
+from tensile_asm.library import Library, build_master_library, write_master_library
 from tensile_asm.library.master import LibraryPart
 from tensile_asm.problem import Problem, ProblemType
 from tensile_asm.solution import min_names
@@ -27,7 +27,7 @@ def pt(ta=False, tb=False):
 
 def build(paths):
     """The master library of every solution of ``paths``, named like create-library names kernels."""
-    files = [read_logic_file(p) for p in paths]
+    files = [logic_file(p) for p in paths]
     sols = [(lf, e.index, e.solution) for lf in files for e in lf.entries if e.solution is not None]
     names = min_names([s for _, _, s in sols])
     parts = [LibraryPart(lf, [(i, s, n) for (f, i, s), n in zip(sols, names) if f is lf]) for lf in files]
@@ -37,11 +37,6 @@ def build(paths):
 @lru_cache(maxsize=None)
 def ours_aldebaran():
     return build(sorted((LOGIC / "lite_configs").glob("aldebaran_*.yaml")))
-
-
-@lru_cache(maxsize=None)
-def kernels_lite():
-    return yaml.load(gzip.open(LIBS / "KernelsLite.yaml.gz"), Loader=yaml.CSafeLoader)
 
 
 def shape(node):
@@ -116,7 +111,7 @@ def test_selection_agrees_with_kernels_lite():
 @needs_shared
 def test_exact_size_wins_and_nearest_is_squared_euclidean():
     lib = Library(ours_aldebaran())
-    lf = read_logic_file(LOGIC / "lite_configs/aldebaran_Cijk_Ailk_Bljk_SB.yaml")
+    lf = logic_file(LOGIC / "lite_configs/aldebaran_Cijk_Ailk_Bljk_SB.yaml")
     rows = [r for r in lf.exact_logic if r.sizes[:2] == (4, 2368)]
     exact = rows[0]
     p = Problem.make(pt(), exact.sizes[0], exact.sizes[1], exact.sizes[3])
@@ -134,7 +129,7 @@ def test_reads_tensiles_own_libraries():
     for (ta, tb), index in (((False, False), 0), ((False, True), 1), ((True, False), 2), ((True, True), 3)):
         p = Problem.make(pt(ta, tb), 100, 100, 100)
         assert sample.select(p)["index"] == index == sample_dat.select(p)["index"]
-    lite_yaml, lite_dat = Library.load(LIBS / "KernelsLite.yaml.gz"), Library.load(LIBS / "KernelsLite.dat.gz")
+    lite_yaml, lite_dat = Library(kernels_lite()), Library.load(LIBS / "KernelsLite.dat.gz")
     p = Problem.make(pt(True, False), 1000, 1000, 1000)
     for arch in ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030"):
         a, b = lite_yaml.select(p, arch), lite_dat.select(p, arch)
@@ -168,7 +163,7 @@ def test_equality_table_sits_in_front_and_falls_through(tmp_path):
     assert [p["type"] for p in eq["properties"]] == ["FreeSizeA", "FreeSizeB", "BatchSize", "BoundSize"]
     assert eq["distance"] == "Equality"
     library = Library(lib)
-    hit = read_logic_file(equality).exact_logic[0]  # [1024, 384, 1, 1024] -> solution 3
+    hit = logic_file(equality).exact_logic[0]  # [1024, 384, 1, 1024] -> solution 3
     m, n, b, k = hit.sizes
     chosen = library.select(Problem.make(pt(), m, n, k, batch=b))
     assert "_MI" in chosen["name"] and chosen["libraryLogicIndex"] == hit.solution_index

@@ -1,8 +1,8 @@
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
 import yaml
+from _tensile_data import logic_file
 
 from tensile_asm.errors import UserError
 from tensile_asm.library.logic import find_logic_files, read_logic_file, write_logic_file
@@ -30,9 +30,8 @@ EXPECTED.update({f"lite_configs/vega20_{pt}.yaml": (2, 0, 1024)
                  for pt in ("Cijk_Ailk_Bjlk_SB", "Cijk_Ailk_Bljk_SB", "Cijk_Alik_Bjlk_SB", "Cijk_Alik_Bljk_SB")})
 
 
-@lru_cache(maxsize=None)
 def read(rel: str):
-    return read_logic_file(LOGIC / rel)
+    return logic_file(LOGIC / rel)
 
 
 @needs_shared

@@ -1,11 +1,10 @@
 """Names against the names Tensile wrote: logic-file SolutionNameMin and KernelsLite kernel names."""
 
-import gzip
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
-import yaml
+from _tensile_data import kernels_lite, raw_logic
 
 from tensile_asm.problem import ProblemType
 from tensile_asm.solution import Solution, min_names, name_full
@@ -22,7 +21,7 @@ GEMM_FILES = sorted(str(p) for p in LOGIC.glob("*/*.yaml") if "SBIIc" not in p.n
 
 @lru_cache(maxsize=None)
 def parsed(path: str, arch: str | None = None):
-    data = yaml.load(Path(path).read_text(), Loader=yaml.CSafeLoader)
+    data = raw_logic(Path(path))
     pt = ProblemType.from_dict(data[4], path)
     sols = []
     for raw in data[5]:
@@ -131,7 +130,7 @@ def test_min_names_over_each_file_compared_with_stored(path):
 def test_kernelslite_kernel_names_are_reproduced():
     """Every kernel name TensileCreateLibrary wrote for the lite configs (gfx900..gfx942), rebuilt from the
     logic file's solution with the keys its tokens name: checks K1, ISA90a, MMFGLC/SC, LRVW, VWB, ..."""
-    lib = yaml.load(gzip.open(SHARED / "data/libraries/KernelsLite.yaml.gz"), Loader=yaml.CSafeLoader)
+    lib = kernels_lite()
     aliases = {"gfx900": "vega10", "gfx906": "vega20", "gfx908": "arcturus", "gfx90a": "aldebaran",
                "gfx942": "aquavanjaram942"}
     where = {}

@@ -1,8 +1,7 @@
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
-import yaml
+from _tensile_data import raw_logic
 
 from tensile_asm.errors import UserError
 from tensile_asm.problem import ProblemType
@@ -40,9 +39,8 @@ SECTION_1_6 = {
 }
 
 
-@lru_cache(maxsize=None)
-def logic(path: str):
-    return yaml.load(Path(path).read_text(), Loader=yaml.CSafeLoader)
+def logic(path):
+    return raw_logic(Path(path))
 
 
 def sol(**kw) -> Solution:

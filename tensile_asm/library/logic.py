@@ -136,10 +136,11 @@ def _exact_rows(rows: Any, n_solutions: int, path: Path) -> list[ExactRow]:
     return out
 
 
-def read_logic_file(path: str | Path) -> LogicFile:
-    """Read a list- or dict-form logic file. Every solution is parsed with ``Solution.from_dict``."""
+def read_logic_file(path: str | Path, data: Any = None) -> LogicFile:
+    """Read a list- or dict-form logic file. Every solution is parsed with ``Solution.from_dict``.
+    ``data``, if given, is the file's already-parsed YAML content (``path`` then only names it)."""
     path = Path(path)
-    data = load_yaml(path)
+    data = load_yaml(path) if data is None else data
     if isinstance(data, dict):
         return _read_dict_form(path, data)
     if not isinstance(data, list) or len(data) < 9:

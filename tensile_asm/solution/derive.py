@@ -10,14 +10,12 @@ for MFMA solutions the tile math of the 4-entry MatrixInstruction form is reprod
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 from typing import Any
 
 from tensile_asm.problem import ProblemType
+from tensile_asm.solution.layout import LayoutMixin, Reject
 
-MAX_LDS_BYTES = 65536
-MAX_DEPTH_U = 1024
 VALID_LSU = (1, 2, 4, 8, 16, 32, 64, 96, 128, 256)
 VALID_TT_SIDES = frozenset(list(range(1, 17)) + list(range(20, 256, 4)))
 VALID_MT_SIDES = frozenset([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 6, 12, 24, 48, 96, 192, 384, 768])
@@ -98,18 +96,6 @@ class Derivation:
     reason: str | None  # why the solution is invalid, or None
 
 
-class _Reject(Exception):
-    pass
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def _next_pow2(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
-
-
 def isa_from_arch(arch_name: str) -> list[int]:
     """``gfx90a`` -> [9, 0, 10]; ``gfx1030`` -> [10, 3, 0]."""
     digits = arch_name.removeprefix("gfx").split(":")[0]
@@ -121,20 +107,20 @@ def derive(params: dict[str, Any], problem_type: ProblemType) -> Derivation:
     reason = None
     try:
         d.run()
-    except _Reject as r:
+    except Reject as r:
         reason = str(r)
     known = {f.name for f in fields(Derived)}
     return Derivation(Derived(**{k: v for k, v in d.out.items() if k in known}), d.k, reason)
 
 
-class _Deriver:
+class _Deriver(LayoutMixin):
     def __init__(self, params: dict[str, Any], pt: ProblemType):
         self.p, self.pt = params, pt
         self.k: dict[str, Any] = {}  # Tensile-named derived keys
         self.out: dict[str, Any] = {"bytes_per_element": pt.data_type.bytes}
 
     def reject(self, msg: str) -> None:
-        raise _Reject(msg)
+        raise Reject(msg)
 
     def run(self) -> None:
         p, k, out, pt = self.p, self.k, self.out, self.pt
@@ -204,6 +190,11 @@ class _Deriver:
         if m == 4:
             self.reject(f"MatrixInstruction {mi}: the tile math of 4x4 MFMA shapes is not derived yet")
         wave = p["WavefrontSize"]
+        if (wg0 * wg1) % wave:
+            self.reject(f"MatrixInstruction needs whole waves: WorkGroup {wg0}x{wg1} is not a multiple of {wave} threads")
+        if p["ThreadTile"][1] % n:
+            self.reject(f"ThreadTile {p['ThreadTile']}: with MatrixInstruction {mi} its second entry must be a "
+                        f"multiple of {n}")
         miwg0 = max(wg0, m)
         bm = min(miwg0 // m, b)
         bn = b // bm
@@ -290,189 +281,6 @@ class _Deriver:
                 p["KernelLanguage"] == "Assembly" and pt.data_type.char == "H" and not pt.high_precision_accumulate)
             if not ok:
                 self.reject(f"GlobalSplitU > 1 does not support data type {pt.data_type.char} here")
-
-    # ---- DepthU and the global-load tile
-    def _depth_u(self, nt: int, bpe: int) -> None:
-        p = self.p
-        user = p["DepthU"]
-        if user < 0:
-            du, last = 2, MAX_DEPTH_U
-        else:
-            du, last = user, user
-        while True:
-            reason = self._try_depth_u(du, user, nt)
-            if reason is None:
-                if user < -3:
-                    user += 1
-                    du *= 2
-                    continue
-                break
-            if du >= last:
-                self.reject(reason if p["DepthU"] > 0 else f"no valid DepthU found for DepthU {p['DepthU']}")
-            du += 2
-        p["DepthU"] = du
-        self.out["depth_u"] = du
-        for tc in "AB":
-            self._tile_dims(tc, du)
-        sus = p["StaggerUStride"]
-        shift = max(0, math.ceil(math.log2(sus / (du * bpe)))) if sus > 0 else 0
-        self.k["_staggerStrideShift"] = shift
-        self.out["stagger_stride_shift"] = shift
-
-    def _operand(self, tc: str, du: int) -> tuple[int, int, int, bool]:
-        tlu = self.pt.tlu_a if tc == "A" else self.pt.tlu_b
-        mt = self.k["MacroTile" + tc]
-        coal, perp = (mt, du) if tlu else (du, mt)
-        return mt, coal, perp, tlu
-
-    def _try_depth_u(self, du: int, user: int, nt: int) -> str | None:
-        p = self.p
-        grvw = p["GlobalReadVectorWidth"]
-        if not self.mfma and du % (p["PrefetchLocalRead"] + 1):
-            return f"DepthU {du} is not a multiple of PrefetchLocalRead+1 = {p['PrefetchLocalRead'] + 1}"
-        for tc in "AB":
-            mt, coal, perp, tlu = self._operand(tc, du)
-            total = coal * perp
-            if p["FractionalLoad"]:
-                if not self._fractional(tc, coal, perp, nt):
-                    return f"FractionalLoad found no load tile for {tc} (DepthU {du})"
-                continue
-            what = (f"NumLoads{tc} is not integral: MacroTile{tc} {mt} x DepthU {du} = {total} elements "
-                    f"are not a multiple of NumThreads {nt} x GlobalReadVectorWidth {grvw}")
-            if total % grvw:
-                return what
-            vectors = total // grvw
-            if vectors < nt:
-                pv = nt // vectors
-                if nt % vectors or grvw % pv:
-                    return what
-            else:
-                pv = 1
-                if vectors % nt:
-                    return what
-            self.k["GlobalLoadVectorWidth" + tc] = grvw // pv
-            self.k["NumLoads" + tc] = vectors * pv // nt
-        glvw = (self.k["GlobalLoadVectorWidthA"], self.k["GlobalLoadVectorWidthB"])
-        if not p["FractionalLoad"]:
-            if user == -1 and glvw != (1, 1):
-                return "DepthU -1 needs GlobalLoadVectorWidth 1 for A and B"
-            if user == -2 and max(glvw) < grvw:
-                return "DepthU -2 needs a full GlobalReadVectorWidth load on A or B"
-            if user <= -3 and min(glvw) < grvw:
-                return f"DepthU {user} needs full GlobalReadVectorWidth loads on A and B"
-        for tc, g in zip("AB", glvw):
-            if not (self.pt.tlu_a if tc == "A" else self.pt.tlu_b) and du < g:
-                return f"DepthU {du} is smaller than GlobalLoadVectorWidth{tc} {g}"
-        return None
-
-    def _fractional(self, tc: str, par: int, perp: int, nt: int) -> bool:
-        """Tensile's fractional load tile: rows of LSC elements, the last load may be partial."""
-        grvw = self.p["GlobalReadVectorWidth"]
-        min_grvw = 2 if self.pt.data_type.bytes == 2 else 1
-        best, lsc, lsp = -1, 0, 0
-        while grvw >= min_grvw:
-            per_inst = nt * grvw
-            lsc, lsp = (per_inst, 1) if par >= per_inst else (par, min(perp, per_inst // par))
-            if lsc % grvw == 0:
-                best, valid = grvw, lsc * lsp
-                grvw //= 2
-                while grvw >= min_grvw and nt * grvw >= valid:
-                    if lsc % grvw == 0:
-                        best = grvw
-                    grvw //= 2
-                break
-            grvw //= 2
-        if best == -1:
-            return False
-        self.k.update({"GlobalLoadVectorWidth" + tc: best, "LSC" + tc: lsc, "LSP" + tc: lsp,
-                       "NumLoadsCoalesced" + tc: _ceil_div(par, lsc), "NumLoadsPerpendicular" + tc: _ceil_div(perp, lsp),
-                       "fractionalPerpOverhang" + tc: perp % lsp})
-        self.k["NumLoads" + tc] = self.k["NumLoadsCoalesced" + tc] * self.k["NumLoadsPerpendicular" + tc]
-        return True
-
-    def _tile_dims(self, tc: str, du: int) -> None:
-        p, k = self.p, self.k
-        mt, coal, perp, tlu = self._operand(tc, du)
-        if not p["FractionalLoad"]:
-            nl = k["NumLoads" + tc]
-            tvc = coal // p["GlobalReadVectorWidth"]
-            want = p["NumLoadsCoalesced" + tc]
-            if want in (1, -1):
-                order = range(1, nl + 1) if want == 1 else range(nl, 0, -1)
-                found = [c for c in order if nl % c == 0 and tvc % c == 0 and perp % (nl // c) == 0]
-                if not found:
-                    self.reject(f"{tc}: no NumLoadsCoalesced{tc} splits its {nl} loads per thread")
-                nlc = found[0]
-            else:
-                nlc = want
-                if nlc > nl or nl % nlc or tvc % nlc or perp % (nl // nlc):
-                    self.reject(f"NumLoadsCoalesced{tc} {nlc} does not split {tc}'s {nl} loads per thread "
-                                f"({tvc} vectors along the coalesced dimension, {perp} elements across)")
-            nlp = nl // nlc
-            lsc, lsp = (mt // nlc, _ceil_div(du, nlp)) if tlu else (_ceil_div(du, nlc), mt // nlp)
-            if p["WaveSeparateGlobalRead" + tc]:
-                lsp = _ceil_div(lsp, max(1, self.out["num_threads"] // p["WavefrontSize"]))
-            k.update({"NumLoadsCoalesced" + tc: nlc, "NumLoadsPerpendicular" + tc: nlp, "LSC" + tc: lsc, "LSP" + tc: lsp})
-        g = k["GlobalLoadVectorWidth" + tc]
-        k["LVC" + tc] = _ceil_div(k["LSC" + tc], g)
-        k["LVP" + tc] = _ceil_div(k["LSP" + tc], g)
-        low = tc.lower()
-        self.out.update({f"glvw_{low}": g, f"num_loads_{low}": k["NumLoads" + tc],
-                         f"num_loads_coalesced_{low}": k["NumLoadsCoalesced" + tc],
-                         f"num_loads_perpendicular_{low}": k["NumLoadsPerpendicular" + tc],
-                         f"lsc_{low}": k["LSC" + tc], f"lsp_{low}": k["LSP" + tc]})
-
-    # ---- LDS layout
-    def _lds(self, bpe: int, mt0: int, mt1: int, lsu: int) -> None:
-        p, k, out = self.p, self.k, self.out
-        du_lds = p["DepthU"] // p["DepthULdsDivisor"]
-        align = 256 // bpe  # Tensile: 64 / (registers per element)
-        sizes = {}
-        for tc in "AB":
-            tlu = self.pt.tlu_a if tc == "A" else self.pt.tlu_b
-            mt = k["MacroTile" + tc]
-            if p["TransposeLDS"] == 1 and not tlu:
-                p["UnrollMajorLDS" + tc] = True
-            unroll_major = bool(p["UnrollMajorLDS" + tc])
-            pad = p["LdsPad" + tc]
-            if pad == -1:
-                mipt = k.get("MIInputPerThread", 1)
-                pad = 0 if tlu else (max(p["GlobalReadVectorWidth"], mipt) if self.mfma else p["VectorWidth"])
-                p["LdsPad" + tc] = pad
-            block = p["LdsBlockSizePerPad" + tc]
-            if block == -1:
-                block = max(128, _next_pow2(du_lds * bpe)) if unroll_major and pad else 0
-                p["LdsBlockSizePerPad" + tc] = block
-            if unroll_major:
-                interval = block // bpe
-                n = du_lds * mt // interval * (interval + pad) if interval else (du_lds + pad) * mt
-            else:
-                n = du_lds * (mt + pad)
-            sizes[tc] = (n, _ceil_div(n, align) * align)
-            out["lds_pad_" + tc.lower()] = pad
-        (na, aligned_a), (nb, aligned_b) = sizes["A"], sizes["B"]
-        k.update(LdsOffsetA=0, LdsOffsetB=aligned_a)
-        out.update(lds_offset_a=0, lds_offset_b=aligned_a, lds_num_elements_a=aligned_a, lds_num_elements_b=nb)
-        if p["PrefetchGlobalRead"]:
-            blk = _next_pow2(aligned_a + aligned_b)
-            k.update(LdsNumElementsAlignedA=aligned_a, LdsNumElementsAlignedB=aligned_b,
-                     LdsOffsetA_Blk=blk, LdsOffsetB_Blk=blk + aligned_a)
-            out.update(lds_offset_a_blk=blk, lds_offset_b_blk=blk + aligned_a)
-            lds_ab = aligned_a + nb if p["1LDSBuffer"] == 1 else blk + aligned_a + nb
-        else:
-            lds_ab = aligned_a + nb
-        reduction = lsu * mt0 * mt1 if lsu > 1 else 0
-        if self.mfma and p["StoreRemapVectorWidth"] > 0:  # C is remapped through LDS for wider stores
-            pad = max(p["StoreRemapVectorWidth"], k["MIOutputVectorWidth"])
-            remap = (mt0 + pad) * k["MatrixInstN"] * k["MIWaveGroup"][1]
-            reduction = max(reduction, _ceil_div(remap * self.pt.dest_type.bytes, bpe))
-        occupancy = MAX_LDS_BYTES // p["MaxOccupancy"] // bpe
-        lds = max(lds_ab, reduction, occupancy)
-        k["LdsNumElements"] = lds
-        out["lds_num_elements"] = lds
-        if lds * bpe > MAX_LDS_BYTES:
-            self.reject(f"the kernel needs {lds * bpe} bytes of LDS, more than {MAX_LDS_BYTES} (64 KiB); "
-                        f"reduce MacroTile or DepthU")
 
     def _loop(self, lsu: int) -> None:
         p, k = self.p, self.k
