@@ -240,3 +240,32 @@ def test_fma_rounds_once():
             np.testing.assert_array_equal(fma_f32(x, y, z), fma_ref(x, y, z))
     tiny = np.array([2.0 ** -70, 1.5 * 2.0 ** -75], np.float32)
     np.testing.assert_array_equal(fma_f32(tiny, tiny, -tiny * tiny), fma_ref(tiny, tiny, -tiny * tiny))
+
+
+PACKED = """
+s_load_dwordx4 s[4:7], s[0:1], 0x0
+v_lshlrev_b32 v1, 2, v0
+s_waitcnt lgkmcnt(0)
+""" + "\n".join(f"global_load_dword v{2 + i}, v1, s[4:5] offset:{256 * i}" for i in range(6)) + """
+s_waitcnt vmcnt(0)
+v_pk_fma_f32 v[8:9], v[2:3], v[4:5], v[6:7]
+v_pk_fma_f32 v[10:11], v[2:3], v[4:5], v[6:7] op_sel:[1,0,0] op_sel_hi:[0,0,1] neg_lo:[1,0,0] neg_hi:[0,1,0]
+v_pk_mul_f32 v[12:13], v[2:3], v[4:5]
+v_pk_add_f32 v[14:15], v[2:3], v[4:5] op_sel_hi:[1,0]
+v_pk_mov_b32 v[16:17], v[2:3], v[4:5] op_sel:[1,0]
+""" + "\n".join(f"global_store_dword v1, v{8 + j}, s[6:7] offset:{256 * j}" for j in range(10)) + """
+s_endpgm
+"""
+
+
+@pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+def test_packed_fp32_operations_and_op_sel():
+    rng = np.random.default_rng(11)
+    p0, p1, q0, q1, r0, r1 = x = (rng.standard_normal((6, 64)) * 10).astype(np.float32)
+    out = np.full((10, 64), np.nan, np.float32)
+    em = Emulator.load(build(PACKED, args=(("in", 8), ("out", 8)), vgprs=18, sgprs=8))
+    em.launch("k", grid=1, block=64, args=[x, out])
+    expect = [fma_ref(p0, q0, r0), fma_ref(p1, q1, r1), fma_ref(-p1, q0, r0), fma_ref(p0, -q0, r1),
+              p0 * q0, p1 * q1, p0 + q0, p1 + q0, p1, q0]
+    for j, e in enumerate(expect):
+        np.testing.assert_array_equal(out[j], e, err_msg=f"result {j}")
