@@ -3,6 +3,7 @@
   tensile-asm emit   --arch gfx90a --solution SOL.yaml [--index I] -o OUT/
   tensile-asm verify --arch gfx90a --solution SOL.yaml [--index I] --size M,N,K[,BATCH] ...
                      [--alpha A] [--beta B] [--asm FILE.s] [--seed S]
+  tensile-asm inspect FILE.co|FILE.s [--arch gfx90a] [--kernel NAME] [--json] [--no-emulate]
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ def _parser() -> argparse.ArgumentParser:
                         help="verify this (possibly hand-edited) assembly file instead of the generated one")
     verify.add_argument("--no-strict", action="store_true",
                         help="do not stop on missing waits, hazards or LDS races (strict is the default)")
+
+    insp = sub.add_parser("inspect", help="resources, occupancy, main-loop mix, modelled static efficiency "
+                          "and LDS bank conflicts of a .co or .s")
+    insp.add_argument("file", type=Path, help="code object (.co) or assembly file (.s, assembled first)")
+    insp.add_argument("--arch", default=None, help="architecture of a .s without an .amdgcn_target directive")
+    insp.add_argument("--kernel", default=None, help="inspect only this kernel of the code object")
+    insp.add_argument("--json", action="store_true", help="print one JSON object")
+    insp.add_argument("--no-emulate", action="store_true",
+                      help="skip the emulated launch that counts LDS bank conflicts")
     return p
 
 
@@ -125,7 +135,9 @@ def _single_kernel_name(co: Path, default: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"emit": cmd_emit, "verify": cmd_verify}[args.command]
+    from tensile_asm.inspect import run as cmd_inspect
+
+    handler = {"emit": cmd_emit, "verify": cmd_verify, "inspect": cmd_inspect}[args.command]
     return run_main(PROG, lambda: handler(args))
 
 
