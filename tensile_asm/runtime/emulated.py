@@ -35,7 +35,8 @@ class EmulatedRuntime:
         values = argument_values(
             m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld, batch_stride=inst.batch_stride,
             tensor2d_size={t: inst.tensor2d_size(t) for t in "AB"}, alpha=alpha, beta=beta,
-            macro_tile=(geometry.mt0, geometry.mt1), addresses=buffers)
+            macro_tile=(geometry.mt0, geometry.mt1), addresses=buffers,
+            workgroup_mapping=geometry.workgroup_mapping)
         args = []
         for arg in layout:
             v = values[arg.name]

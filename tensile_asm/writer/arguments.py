@@ -52,13 +52,14 @@ def kernarg_size(layout: list[Argument]) -> int:
 
 def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], batch_stride: dict[str, int],
                     tensor2d_size: dict[str, int], alpha: float, beta: float, macro_tile: tuple[int, int],
-                    addresses: dict[str, int]) -> dict[str, int | float]:
+                    addresses: dict[str, int], workgroup_mapping: int = 1) -> dict[str, int | float]:
     """Values of every argument for one launch; dicts are keyed by tensor letter (A, B, C, D)."""
+    nwg0, nwg1 = -(-m // macro_tile[0]), -(-n // macro_tile[1])
     values: dict[str, int | float] = {
         "Tensor2dSizeA": tensor2d_size["A"], "Tensor2dSizeB": tensor2d_size["B"],
-        "Alpha": alpha, "Beta": beta,
-        "OrigStaggerUIter": 0, "NumFullBlocks": 0, "WgmRemainder1": 0, "MagicNumberWgmRemainder1": 0,
-        "NumWorkGroups0": -(-m // macro_tile[0]), "NumWorkGroups1": -(-n // macro_tile[1]),
+        "Alpha": alpha, "Beta": beta, "OrigStaggerUIter": 0,
+        "NumWorkGroups0": nwg0, "NumWorkGroups1": nwg1,
+        **workgroup_mapping_values(nwg0, nwg1, workgroup_mapping),
     }
     for t in "DCAB":
         values[f"Address{t}"] = addresses[t]
@@ -68,6 +69,22 @@ def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], b
         values[f"SizesFree{i}"] = v
     values["SizesSum0"] = k
     return values
+
+
+def workgroup_mapping_values(nwg0: int, nwg1: int, wgm: int) -> dict[str, int]:
+    """NumFullBlocks, WgmRemainder1 and the magic number the kernel divides by WgmRemainder1 with.
+
+    Our convention (we own both sides of this ABI): magic = floor(2^32 / r) + 1, so that
+    mul_hi(x, magic) == x // r for every x with x * r < 2^32; x is at most nwg0 * r here.
+    r = 1 has no 32-bit magic number (0 is passed); the kernel special-cases it.
+    """
+    if wgm <= 1:
+        return {"NumFullBlocks": 0, "WgmRemainder1": 0, "MagicNumberWgmRemainder1": 0}
+    rem = nwg1 % wgm
+    magic = ((1 << 32) // rem + 1) if rem > 1 else 0
+    if rem and nwg0 * rem * rem >= 1 << 32:
+        raise ValueError(f"{nwg0} x {nwg1} work-groups are too many for WorkGroupMapping {wgm}")
+    return {"NumFullBlocks": nwg1 // wgm, "WgmRemainder1": rem, "MagicNumberWgmRemainder1": magic}
 
 
 def pack_arguments(layout: list[Argument], values: dict[str, int | float]) -> bytes:

@@ -12,7 +12,11 @@ from tensile_asm.isa.registers import Label, VReg
 
 @dataclass(frozen=True)
 class Geometry:
-    """The numbers the writer needs, taken from a solution's derived values."""
+    """The numbers the writer needs, taken from a solution's derived values.
+
+    wg0 x wg1 threads (Tensile's SubGroup) each own a ThreadTile of C; LocalSplitU such groups split
+    the unrolled loop's K and reduce through LDS at the end.
+    """
 
     wg0: int
     wg1: int
@@ -24,6 +28,15 @@ class Geometry:
     batched: bool
     use_beta: bool
     bytes_per_element: int = 4
+    local_split_u: int = 1
+    vector_width: int = 1
+    glvw_a: int = 1
+    glvw_b: int = 1
+    prefetch_global_read: bool = False
+    prefetch_local_read: bool = False
+    workgroup_mapping: int = 1
+    stagger_u: int = 0
+    stagger_stride_shift: int = 0
 
     @property
     def mt0(self) -> int:
@@ -35,7 +48,12 @@ class Geometry:
 
     @property
     def num_threads(self) -> int:
-        return self.wg0 * self.wg1
+        return self.wg0 * self.wg1 * self.local_split_u
+
+    @property
+    def loop_unroll(self) -> int:
+        """K values one LocalSplitU group handles per unrolled iteration."""
+        return self.depth_u // self.local_split_u
 
     @property
     def tlu_a(self) -> bool:
@@ -47,18 +65,42 @@ class Geometry:
         """B's tile dimension (N) is its unit-stride dimension (B transposed)."""
         return self.transpose_b
 
+    def glvw(self, operand: str) -> int:
+        return self.glvw_a if operand == "A" else self.glvw_b
+
     def num_loads(self, operand: str) -> int:
+        """Vector loads per thread for one operand's MT x DepthU tile."""
         mt = self.mt0 if operand == "A" else self.mt1
-        return (mt * self.depth_u) // self.num_threads
+        return (mt * self.depth_u) // (self.num_threads * self.glvw(operand))
 
     @property
     def lds_offset_b(self) -> int:
-        """Byte offset of B's tile in LDS (A's tile first: DepthU rows of MT0 elements)."""
+        """Byte offset of B's tile in an LDS buffer (A's tile first: DepthU rows of MT0 elements)."""
         return self.mt0 * self.depth_u * self.bytes_per_element
 
     @property
-    def lds_bytes(self) -> int:
+    def lds_buffer_bytes(self) -> int:
         return (self.mt0 + self.mt1) * self.depth_u * self.bytes_per_element
+
+    @property
+    def lds_buffers(self) -> int:
+        return 2 if self.prefetch_global_read else 1
+
+    @property
+    def lds_reduction_bytes(self) -> int:
+        """LocalSplitU partial tiles, written after the loop (the tile buffers are dead by then)."""
+        if self.local_split_u == 1:
+            return 0
+        return self.local_split_u * self.mt0 * self.mt1 * self.bytes_per_element
+
+    @property
+    def lds_bytes(self) -> int:
+        return max(self.lds_buffers * self.lds_buffer_bytes, self.lds_reduction_bytes)
+
+    def element_row(self, i: int) -> tuple[int, int]:
+        """Thread-tile element i along dim 0 sits at (i // VW * SG0 + tid0) * VW + i % VW: returns
+        (vector index, lane in vector)."""
+        return divmod(i, self.vector_width)
 
 
 @dataclass

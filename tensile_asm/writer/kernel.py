@@ -1,9 +1,12 @@
 """The KernelWriter: compose the components into one kernel, allocate registers, render text.
 
-Schedule of the unrolled loop (no prefetch yet): global loads of A and B; move the descriptors
-along K; wait; barrier (everyone is done reading the previous tile); write LDS; wait; barrier; then
-DepthU steps of (LDS reads, wait, ThreadTile0 x ThreadTile1 FMAs). The tail loop runs the same body
-once more with K-guarded loads when K is not a multiple of DepthU.
+Summation loop without PrefetchGlobalRead: global loads of A and B; move the descriptors along K;
+wait; barrier (everyone is done reading the previous tile); write LDS; wait; barrier; then the MAC
+steps. With PrefetchGlobalRead the tile of iteration i+1 is loaded while iteration i computes, into
+the other of two LDS buffers; the loop is unrolled twice so buffer offsets stay immediates, and the
+last iteration (no more loads) runs from a copy of the body without global reads. The MAC steps read
+K-slice u+1 from LDS while computing slice u with PrefetchLocalRead. The tail loop runs once more
+with K-guarded loads into buffer 0 when K is not a multiple of DepthU.
 """
 
 from __future__ import annotations
@@ -14,10 +17,10 @@ from tensile_asm.isa.allocation import allocate
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
-from tensile_asm.writer import global_read, local_memory, mac, signature, store
+from tensile_asm.writer import global_read, local_memory, mac, signature, stagger, store
 from tensile_asm.writer.arguments import Argument, argument_layout
 from tensile_asm.writer.context import Geometry, KernelContext
-from tensile_asm.writer.prologue import entry_registers, load_arguments, thread_coordinates
+from tensile_asm.writer.prologue import entry_registers, load_arguments, thread_coordinates, workgroup_mapping
 
 
 @dataclass
@@ -48,22 +51,109 @@ class Kernel:
         return self.arch.occupancy(r.vgprs, r.agprs, r.sgprs, r.lds_bytes, r.workgroup_size)
 
 
-def _unrolled_body(ctx: KernelContext, a, b, acc, lr_state, offsets_a=None, offsets_b=None,
-                   advance: bool = True) -> Module:
-    g = ctx.geometry
-    m = Module("unrolled iteration")
-    m.add(global_read.loads(ctx, a, offsets_a), global_read.loads(ctx, b, offsets_b))
-    if advance:
-        m.add(global_read.advance(ctx, a), global_read.advance(ctx, b))
-    m.add(waitcnt(vmcnt=0, comment="global reads landed"),
-          inst("s_barrier", comment="all waves done reading the previous tile"),
-          local_memory.local_writes(ctx, a), local_memory.local_writes(ctx, b),
-          waitcnt(lgkmcnt=0, comment="local writes done"),
-          inst("s_barrier", comment="tile visible to all waves"))
-    for u in range(g.depth_u):
-        m.add(local_memory.local_reads(ctx, lr_state, u),
-              waitcnt(lgkmcnt=0, comment=f"k={u} operands"),
-              mac.mac_step(ctx, acc, lr_state))
+@dataclass
+class _Parts:
+    ctx: KernelContext
+    regs: object
+    a: global_read.OperandTile
+    b: global_read.OperandTile
+    acc: object
+    lr: local_memory.LocalReadState
+    stagger: stagger.StaggerState | None = None
+
+
+def _mac_steps(p: _Parts, buffer: int) -> Module:
+    """LoopUnroll steps of (LDS reads, wait, FMAs) on one LDS buffer, reads one step ahead with PLR."""
+    ctx, g = p.ctx, p.ctx.geometry
+    m = Module(f"MAC steps on LDS buffer {buffer}")
+    steps = g.loop_unroll
+    if not g.prefetch_local_read:
+        for u in range(steps):
+            m.add(local_memory.local_reads(ctx, p.lr, u, buffer),
+                  waitcnt(lgkmcnt=0, comment=f"k={u} operands"),
+                  mac.mac_step(ctx, p.acc, p.lr))
+        return m
+    m.add(local_memory.local_reads(ctx, p.lr, 0, buffer, regset=0))
+    for u in range(steps):
+        m.add(waitcnt(lgkmcnt=0, comment=f"k={u} operands"))
+        if u + 1 < steps:
+            m.add(local_memory.local_reads(ctx, p.lr, u + 1, buffer, regset=(u + 1) % 2))
+        m.add(mac.mac_step(ctx, p.acc, p.lr, regset=u % 2))
+    return m
+
+
+def _advance(p: _Parts) -> Module:
+    m = Module("advance descriptors").add(global_read.advance(p.ctx, p.a), global_read.advance(p.ctx, p.b))
+    if p.stagger is not None:
+        m.add(stagger.after_advance(p.ctx, [p.a, p.b], p.stagger))
+    return m
+
+
+def _write_tile(p: _Parts, buffer: int) -> Module:
+    return Module("global reads to LDS").add(
+        waitcnt(vmcnt=0, comment="global reads landed"),
+        local_memory.local_writes(p.ctx, p.a, buffer), local_memory.local_writes(p.ctx, p.b, buffer),
+        waitcnt(lgkmcnt=0, comment="local writes done"),
+        inst("s_barrier", comment="tile visible to all waves"))
+
+
+def _loop_single_buffer(p: _Parts, counter, k_size) -> Module:
+    ctx, g = p.ctx, p.ctx.geometry
+    begin, end = ctx.label("LoopBeginL"), ctx.label("LoopEndL")
+    return Module("summation loop").add(
+        inst("s_cmp_eq_u32", counter, 0),
+        inst("s_cbranch_scc1", end),
+        LabelDef(begin.name),
+        global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
+        inst("s_barrier", comment="all waves done reading the previous tile"),
+        _write_tile(p, 0),
+        _mac_steps(p, 0),
+        inst("s_sub_u32", counter, counter, 1),
+        inst("s_cmp_eq_u32", counter, 0),
+        inst("s_cbranch_scc0", begin),
+        LabelDef(end.name))
+
+
+def _loop_prefetch(p: _Parts, counter, k_size) -> Module:
+    """PrefetchGlobalRead: two LDS buffers, the loop unrolled twice, no-load copies for the last step."""
+    ctx = p.ctx
+    begin, end = ctx.label("LoopBeginL"), ctx.label("LoopEndL")
+    last = [ctx.label("LastIterationBuffer0"), ctx.label("LastIterationBuffer1")]
+    m = Module("summation loop (PrefetchGlobalRead)")
+    m.add(inst("s_cmp_eq_u32", counter, 0),
+          inst("s_cbranch_scc1", end),
+          global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
+          _write_tile(p, 0),
+          inst("s_sub_u32", counter, counter, 1, comment="iterations that still load"),
+          inst("s_cmp_eq_u32", counter, 0),
+          inst("s_cbranch_scc1", last[0]),
+          LabelDef(begin.name))
+    for buf in (0, 1):
+        m.add(global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
+              _mac_steps(p, buf),
+              _write_tile(p, 1 - buf),
+              inst("s_sub_u32", counter, counter, 1),
+              inst("s_cmp_eq_u32", counter, 0),
+              inst("s_cbranch_scc1", last[1 - buf]))
+    m.add(inst("s_branch", begin),
+          LabelDef(last[0].name), _mac_steps(p, 0), inst("s_branch", end),
+          LabelDef(last[1].name), _mac_steps(p, 1),
+          LabelDef(end.name))
+    return m
+
+
+def _tail(p: _Parts, k_size) -> Module:
+    ctx, g = p.ctx, p.ctx.geometry
+    k_rem, tail_end = ctx.sgpr("TailSizeL"), ctx.label("TailLoopEndL")
+    m = Module("tail loop")
+    m.add(inst("s_and_b32", k_rem, k_size, g.depth_u - 1, comment="K % DepthU"),
+          inst("s_cmp_eq_u32", k_rem, 0),
+          inst("s_cbranch_scc1", tail_end))
+    if p.stagger is not None:
+        m.add(stagger.before_tail(ctx, [p.a, p.b], p.stagger))
+    m.add(global_read.guarded_loads(ctx, p.a, p.regs, k_rem), global_read.guarded_loads(ctx, p.b, p.regs, k_rem),
+          inst("s_barrier", comment="all waves done reading LDS"),
+          _write_tile(p, 0), _mac_steps(p, 0), LabelDef(tail_end.name))
     return m
 
 
@@ -73,37 +163,21 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     layout = argument_layout(g.batched, g.use_beta)
     regs, arg_block = entry_registers(ctx, layout)
     body = Module(name)
-    body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs),
+    body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs), workgroup_mapping(ctx, regs),
              inst("v_mov_b32", ctx.oob_offset, global_read.BUFFER_OOB, comment="out-of-range buffer offset"))
     lr_mod, lr_state = local_memory.local_read_setup(ctx, regs)
     a, b = global_read.make_operand(ctx, "A"), global_read.make_operand(ctx, "B")
     acc = mac.accumulators(ctx)
     body.add(lr_mod, global_read.setup(ctx, a, regs), global_read.setup(ctx, b, regs),
              mac.zero_accumulators(ctx, acc))
-
-    loop = Module("summation loop")
-    k_size, counter, k_rem = regs.arg("SizesSum0"), ctx.sgpr("LoopCounterL"), ctx.sgpr("TailSizeL")
-    begin, end, tail_end = ctx.label("LoopBeginL"), ctx.label("LoopEndL"), ctx.label("TailLoopEndL")
-    shift = g.depth_u.bit_length() - 1
-    loop.add(inst("s_lshr_b32", counter, k_size, shift, comment=f"K / DepthU={g.depth_u}"),
-             inst("s_cmp_eq_u32", counter, 0),
-             inst("s_cbranch_scc1", end),
-             LabelDef(begin.name),
-             _unrolled_body(ctx, a, b, acc, lr_state),
-             inst("s_sub_u32", counter, counter, 1),
-             inst("s_cmp_eq_u32", counter, 0),
-             inst("s_cbranch_scc0", begin),
-             LabelDef(end.name))
-    tail = Module("tail loop")
-    tail.add(inst("s_and_b32", k_rem, k_size, g.depth_u - 1, comment="K % DepthU"),
-             inst("s_cmp_eq_u32", k_rem, 0),
-             inst("s_cbranch_scc1", tail_end))
-    guard_a, offsets_a = global_read.guarded_offsets(ctx, a, regs, k_rem)
-    guard_b, offsets_b = global_read.guarded_offsets(ctx, b, regs, k_rem)
-    tail.add(guard_a, guard_b,
-             _unrolled_body(ctx, a, b, acc, lr_state, offsets_a, offsets_b, advance=False),
-             LabelDef(tail_end.name))
-    body.add(loop, tail, store.store_tile(ctx, regs, acc), inst("s_endpgm"))
+    parts = _Parts(ctx, regs, a, b, acc, lr_state)
+    k_size, counter = regs.arg("SizesSum0"), ctx.sgpr("LoopCounterL")
+    body.add(inst("s_lshr_b32", counter, k_size, g.depth_u.bit_length() - 1, comment=f"K / DepthU={g.depth_u}"))
+    if g.stagger_u > 1:
+        stagger_mod, parts.stagger = stagger.setup(ctx, regs, [a, b], counter)
+        body.add(stagger_mod)
+    loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
+    body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc), inst("s_endpgm"))
 
     limits = {"v": arch.vgpr["arch_max"], "s": arch.sgpr["max_user"], "a": arch.vgpr.get("accum_max", 0)}
     allocation = allocate(body, limits, what=f"kernel {name}")

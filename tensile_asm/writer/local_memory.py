@@ -1,8 +1,10 @@
 """LDS staging: write the loaded tiles, and read one K-slice of the thread tile per MAC step.
 
-LDS layout: A's tile as DepthU rows of MT0 elements, then B's as DepthU rows of MT1. With
-VectorWidth 1 a thread's tile elements are SubGroup apart (Tensile's layout), so thread (t0, t1)
-reads A[k][t0 + i*SG0] and B[k][t1 + j*SG1]; the element offsets become instruction offsets.
+LDS layout of one buffer: A's tile as DepthU rows of MT0 elements, then B's as DepthU rows of MT1;
+with PrefetchGlobalRead a second buffer follows. A thread's tile elements come in vectors of
+VectorWidth, vectors SubGroup apart (Tensile's layout): thread (t0, t1) reads A[k][(v*SG0 + t0)*VW ..]
+and B[k][(v*SG1 + t1)*VW ..]. LocalSplitU group s handles K values s*LoopUnroll .. (s+1)*LoopUnroll-1.
+Buffer, K and vector offsets all become instruction offsets.
 """
 
 from __future__ import annotations
@@ -16,11 +18,21 @@ from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.global_read import OperandTile
 from tensile_asm.writer.prologue import EntryRegisters
 
+_READ = {1: "ds_read_b32", 2: "ds_read_b64", 3: "ds_read_b96", 4: "ds_read_b128"}
+_WRITE = {1: "ds_write_b32", 2: "ds_write_b64", 3: "ds_write_b96", 4: "ds_write_b128"}
 
-def local_writes(ctx: KernelContext, op: OperandTile) -> Module:
-    m = Module(f"local write {op.name}")
+
+def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module:
+    g = ctx.geometry
+    base = buffer * g.lds_buffer_bytes
+    m = Module(f"local write {op.name} (buffer {buffer})")
     for addr, data in zip(op.lds_addresses, op.data):
-        m.add(inst("ds_write_b32", addr, data))
+        if op.tlu:   # the vector runs along the tile dimension: contiguous in LDS
+            m.add(inst(_WRITE[op.glvw], addr, data, mods=[("offset", base)] if base else ()))
+        else:        # the vector runs along K: one LDS row per element
+            for j in range(op.glvw):
+                off = base + j * op.macro_tile * g.bytes_per_element
+                m.add(inst("ds_write_b32", addr, data[j], mods=[("offset", off)] if off else ()))
     return m
 
 
@@ -28,29 +40,45 @@ def local_writes(ctx: KernelContext, op: OperandTile) -> Module:
 class LocalReadState:
     address_a: VReg
     address_b: VReg
-    values_a: VReg        # ThreadTile0 registers
-    values_b: VReg        # ThreadTile1 registers
+    values_a: list        # register sets (two with PrefetchLocalRead), ThreadTile0 registers each
+    values_b: list
 
 
 def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, LocalReadState]:
     g = ctx.geometry
+    vw = g.vector_width
     bpe_shift = g.bytes_per_element.bit_length() - 1
+    sets = 2 if g.prefetch_local_read else 1
+    align = ctx.arch.vgpr["tuple_alignment"] if vw > 1 else 1
     state = LocalReadState(ctx.vgpr("LocalReadAddrA"), ctx.vgpr("LocalReadAddrB"),
-                           VReg("v", g.tt0, "ValuA"), VReg("v", g.tt1, "ValuB"))
+                           [VReg("v", g.tt0, f"ValuA_X{s}", align) for s in range(sets)],
+                           [VReg("v", g.tt1, f"ValuB_X{s}", align) for s in range(sets)])
     m = Module("local read addresses")
-    m.add(inst("v_lshlrev_b32", state.address_a, bpe_shift, regs.tid0),
-          inst("v_lshlrev_b32", state.address_b, bpe_shift, regs.tid1),
+    m.add(inst("v_lshlrev_b32", state.address_a, bpe_shift + (vw.bit_length() - 1), regs.tid0),
+          inst("v_lshlrev_b32", state.address_b, bpe_shift + (vw.bit_length() - 1), regs.tid1),
           inst("v_add_u32", state.address_b, g.lds_offset_b, state.address_b))
+    if g.local_split_u > 1:
+        for addr, mt in ((state.address_a, g.mt0), (state.address_b, g.mt1)):
+            tmp = ctx.vgpr("SplitGroupOffset")
+            m.add(inst("v_mul_u32_u24", tmp, g.loop_unroll * mt * g.bytes_per_element, regs.split_group),
+                  inst("v_add_u32", addr, addr, tmp))
     return m, state
 
 
-def local_reads(ctx: KernelContext, state: LocalReadState, u: int) -> Module:
-    """Read the thread tile's A and B values of K-slice ``u`` of the unrolled loop."""
+def local_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int = 0, regset: int = 0) -> Module:
+    """Read the thread tile's A and B values of K-slice ``u`` (of this group's LoopUnroll)."""
     g = ctx.geometry
-    bpe = g.bytes_per_element
+    bpe, vw = g.bytes_per_element, g.vector_width
+    base = buffer * g.lds_buffer_bytes
     m = Module(f"local read k={u}")
-    for i in range(g.tt0):
-        m.add(inst("ds_read_b32", state.values_a[i], state.address_a, mods=[("offset", (u * g.mt0 + i * g.wg0) * bpe)]))
-    for j in range(g.tt1):
-        m.add(inst("ds_read_b32", state.values_b[j], state.address_b, mods=[("offset", (u * g.mt1 + j * g.wg1) * bpe)]))
+    for values, addr, mt, sg, tt in ((state.values_a[regset], state.address_a, g.mt0, g.wg0, g.tt0),
+                                     (state.values_b[regset], state.address_b, g.mt1, g.wg1, g.tt1)):
+        for v in range(tt // vw):
+            off = base + (u * mt + v * sg * vw) * bpe
+            m.add(inst(_READ[vw], values.slice(v * vw, vw), addr, mods=[("offset", off)] if off else ()))
     return m
+
+
+def reads_per_step(ctx: KernelContext) -> int:
+    g = ctx.geometry
+    return (g.tt0 + g.tt1) // g.vector_width

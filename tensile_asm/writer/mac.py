@@ -1,6 +1,8 @@
 """The VALU multiply-accumulate of one K-slice: ThreadTile0 x ThreadTile1 fused multiply-adds.
 
 Accumulator element (i, j) of the thread tile lives in ValuC[i + j*ThreadTile0], Tensile's order.
+Architectures with ``v_fmac_f32`` (VOP2, two sources and an accumulator) use it; the others use the
+three-source VOP3 ``v_fma_f32`` with the accumulator as both addend and destination: same rounding.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     return m
 
 
-def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState) -> Module:
+def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int = 0) -> Module:
     g = ctx.geometry
+    a, b = state.values_a[regset], state.values_b[regset]
+    fused_vop2 = bool(ctx.arch.instructions.get("fmac_f32"))
     m = Module(f"MAC {g.tt0}x{g.tt1}")
-    if not ctx.arch.instructions.get("fmac_f32"):
-        raise NotImplementedError(f"{ctx.arch.name}: VALU MAC without v_fmac_f32")
     for j in range(g.tt1):
         for i in range(g.tt0):
-            m.add(inst("v_fmac_f32", acc[i + j * g.tt0], state.values_a[i], state.values_b[j]))
+            c = acc[i + j * g.tt0]
+            m.add(inst("v_fmac_f32", c, a[i], b[j]) if fused_vop2 else inst("v_fma_f32", c, a[i], b[j], c))
     return m

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tensile_asm.isa.instruction import inst, waitcnt
-from tensile_asm.isa.module import Module
+from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VReg, VRegRef
 from tensile_asm.writer.arguments import Argument
 from tensile_asm.writer.context import KernelContext
@@ -24,8 +24,11 @@ class EntryRegisters:
     workgroup: list            # VRegs for workgroup id x, y[, z]
     serial: VReg               # flat work-item id (v0)
     args: dict                 # argument name -> VRegRef into the argument block
-    tid0: VReg
+    tid0: VReg                 # thread's column in the SubGroup0 x SubGroup1 grid
     tid1: VReg
+    split_group: VReg          # LocalSplitU group of the thread (0 when LocalSplitU is 1)
+    tile0: VReg                # which MacroTile of C along dim 0 / dim 1 this work-group computes
+    tile1: VReg
 
     def arg(self, name: str) -> VRegRef:
         return self.args[name]
@@ -39,7 +42,8 @@ def entry_registers(ctx: KernelContext, layout: list[Argument]) -> tuple[EntryRe
     dwords = (layout[-1].offset + layout[-1].size + 3) // 4
     block = ctx.sgpr("KernArgs", dwords, align=4)
     args = {a.name: block.slice(a.offset // 4, a.size // 4) for a in layout}
-    regs = EntryRegisters(kernarg_ptr, workgroup, serial, args, ctx.vgpr("Tid0"), ctx.vgpr("Tid1"))
+    regs = EntryRegisters(kernarg_ptr, workgroup, serial, args, ctx.vgpr("Tid0"), ctx.vgpr("Tid1"),
+                          ctx.vgpr("SplitGroup"), ctx.sgpr("TileId0"), ctx.sgpr("TileId1"))
     return regs, block
 
 
@@ -58,7 +62,51 @@ def load_arguments(ctx: KernelContext, regs: EntryRegisters, block: VReg) -> Mod
 
 
 def thread_coordinates(ctx: KernelContext, regs: EntryRegisters) -> Module:
+    """serial = tid0 + SG0*(tid1 + SG1*group)."""
     g = ctx.geometry
     m = Module("thread coordinates in the C tile")
-    m.add(divmod_const(ctx, regs.tid1, regs.tid0, regs.serial, g.wg0, g.num_threads - 1))
+    rest = ctx.vgpr("SerialDivSG0")
+    m.add(divmod_const(ctx, rest, regs.tid0, regs.serial, g.wg0, g.num_threads - 1))
+    if g.local_split_u > 1:
+        m.add(divmod_const(ctx, regs.split_group, regs.tid1, rest, g.wg1, g.num_threads // g.wg0 - 1))
+    else:
+        m.add(inst("v_mov_b32", regs.tid1, rest))
+    return m
+
+
+def workgroup_mapping(ctx: KernelContext, regs: EntryRegisters) -> Module:
+    """Which C tile this work-group computes. WorkGroupMapping W > 1 walks the tiles in blocks of W
+    along dim 1 for cache locality (Tensile's mapping, with the remainder block handled by the host's
+    magic number for division by NumWorkGroups1 % W)."""
+    g = ctx.geometry
+    wgm = g.workgroup_mapping
+    m = Module(f"work-group mapping (WorkGroupMapping {wgm})")
+    wg0, wg1 = regs.workgroup[0], regs.workgroup[1]
+    if wgm <= 1:
+        return m.add(inst("s_mov_b32", regs.tile0, wg0), inst("s_mov_b32", regs.tile1, wg1))
+    if wgm & (wgm - 1):
+        raise ValueError("WorkGroupMapping must be a power of two")
+    shift = wgm.bit_length() - 1
+    block, serial, tmp = ctx.sgpr("WgmBlock"), ctx.sgpr("WgmSerial"), ctx.sgpr("WgmTmp")
+    full, rem = ctx.label("WgmFullBlock"), ctx.label("WgmDone")
+    arg = regs.arg
+    m.add(inst("s_lshr_b32", block, wg1, shift, comment="block = wg1 / WGM"),
+          inst("s_and_b32", tmp, wg1, wgm - 1),
+          inst("s_mul_i32", tmp, tmp, arg("NumWorkGroups0")),
+          inst("s_add_u32", serial, wg0, tmp, comment="serial = wg0 + (wg1 % WGM) * nwg0"),
+          inst("s_cmp_lt_u32", block, arg("NumFullBlocks")),
+          inst("s_cbranch_scc1", full),
+          # remainder block: height WgmRemainder1; q = serial / rem by the host's magic number
+          inst("s_mul_hi_u32", regs.tile0, serial, arg("MagicNumberWgmRemainder1")),
+          inst("s_cmp_eq_u32", arg("WgmRemainder1"), 1, comment="x / 1 has no 32-bit magic number"),
+          inst("s_cselect_b32", regs.tile0, serial, regs.tile0),
+          inst("s_mul_i32", tmp, regs.tile0, arg("WgmRemainder1")),
+          inst("s_sub_u32", regs.tile1, serial, tmp),
+          inst("s_branch", rem),
+          LabelDef(full.name),
+          inst("s_lshr_b32", regs.tile0, serial, shift),
+          inst("s_and_b32", regs.tile1, serial, wgm - 1),
+          LabelDef(rem.name),
+          inst("s_lshl_b32", tmp, block, shift),
+          inst("s_add_u32", regs.tile1, regs.tile1, tmp))
     return m

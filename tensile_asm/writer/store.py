@@ -2,16 +2,29 @@
 
 Elements past M or N get an out-of-range buffer offset, so their stores are dropped (and their C loads
 return 0). When beta is 0 the kernel takes a path that never loads C, so NaNs in C cannot reach D.
-The tile is written one column of the thread tile at a time to bound the registers needed.
+Without LocalSplitU each thread writes its own thread tile, one column at a time; with LocalSplitU the
+groups' partial tiles are first summed through LDS and each thread writes MT0*MT1/NumThreads elements.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
+from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.prologue import EntryRegisters
+
+
+@dataclass
+class Column:
+    """Elements of one C column: their values, their row byte offsets (OOB past M) and the column."""
+
+    values: list
+    row_offsets: list
+    col: VReg          # global column index n
 
 
 def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[Module, VReg]:
@@ -36,72 +49,142 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
     return m, srd
 
 
-def _row_offsets(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, VReg, VReg]:
-    """Byte offset of each thread-tile row (OOB where the row is past M), and the thread's first column."""
-    g = ctx.geometry
-    shift = g.bytes_per_element.bit_length() - 1
-    rows = VReg("v", g.tt0, "StoreRowOffset")
-    row, col0 = ctx.vgpr("StoreRow"), ctx.vgpr("StoreCol0")
-    tile0, tile1 = ctx.sgpr("StoreTile0"), ctx.sgpr("StoreTile1")
-    m = Module("store: row offsets")
-    m.add(inst("s_mul_i32", tile0, regs.workgroup[0], g.mt0),
-          inst("s_mul_i32", tile1, regs.workgroup[1], g.mt1),
-          inst("v_add_u32", col0, tile1, regs.tid1))
-    for i in range(g.tt0):
-        m.add(inst("v_add_u32", row, tile0, regs.tid0),
-              inst("v_add_u32", row, i * g.wg0, row) if i else None,
-              inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
-              inst("v_lshlrev_b32", row, shift, row),
-              inst("v_cndmask_b32", rows[i], ctx.oob_offset, row, VCC))
-    return m, rows, col0
+def _masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
+    """dst = row * bpe, or the out-of-range offset when row >= M (row is clobbered)."""
+    shift = ctx.geometry.bytes_per_element.bit_length() - 1
+    return Module("row offset").add(
+        inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
+        inst("v_lshlrev_b32", row, shift, row),
+        inst("v_cndmask_b32", dst, ctx.oob_offset, row, VCC))
 
 
-def _column(ctx, regs, acc, rows, col0, srd_c, srd_d, j: int, with_beta: bool, tag: str) -> Module:
+def _store_column(ctx, regs, col: Column, srd_c, srd_d, with_beta: bool) -> Module:
     g = ctx.geometry
     shift = g.bytes_per_element.bit_length() - 1
-    m = Module(f"store column {j}{' with beta' if with_beta else ''}")
-    col, col_off = ctx.vgpr(f"StoreCol{tag}"), ctx.vgpr(f"StoreColOffset{tag}")
-    offsets = VReg("v", g.tt0, f"StoreOffset{tag}")
-    m.add(inst("v_add_u32", col, j * g.wg1, col0) if j else inst("v_mov_b32", col, col0),
-          inst("v_mul_lo_u32", col_off, col, regs.arg("StridesD0")),
+    n = len(col.values)
+    m = Module(f"store {n} element(s) of a column{' with beta' if with_beta else ''}")
+    col_off, offsets = ctx.vgpr("StoreColOffset"), VReg("v", n, "StoreOffset")
+    m.add(inst("v_mul_lo_u32", col_off, col.col, regs.arg("StridesD0")),
           inst("v_lshlrev_b32", col_off, shift, col_off),
-          inst("v_cmp_lt_u32", VCC, col, regs.arg("SizesFree1")))
-    for i in range(g.tt0):
-        m.add(inst("v_add_u32", offsets[i], rows[i], col_off),
+          inst("v_cmp_lt_u32", VCC, col.col, regs.arg("SizesFree1")))
+    for i in range(n):
+        m.add(inst("v_add_u32", offsets[i], col.row_offsets[i], col_off),
               inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
-    cell = [acc[i + j * g.tt0] for i in range(g.tt0)]
-    for i in range(g.tt0):
-        m.add(inst("v_mul_f32", cell[i], regs.arg("Alpha"), cell[i]))
+    for v in col.values:
+        m.add(inst("v_mul_f32", v, regs.arg("Alpha"), v))
     if with_beta:
         # C has its own leading dimension; same rows, same edge mask (VCC still holds the column test).
-        c_offsets = VReg("v", g.tt0, f"StoreOffsetC{tag}")
-        c_col_off = ctx.vgpr(f"StoreColOffsetC{tag}")
-        m.add(inst("v_mul_lo_u32", c_col_off, col, regs.arg("StridesC0")),
+        c_offsets, c_col_off = VReg("v", n, "StoreOffsetC"), ctx.vgpr("StoreColOffsetC")
+        c_values = VReg("v", n, "ValuCLoaded")
+        m.add(inst("v_mul_lo_u32", c_col_off, col.col, regs.arg("StridesC0")),
               inst("v_lshlrev_b32", c_col_off, shift, c_col_off))
-        for i in range(g.tt0):
-            m.add(inst("v_add_u32", c_offsets[i], rows[i], c_col_off),
+        for i in range(n):
+            m.add(inst("v_add_u32", c_offsets[i], col.row_offsets[i], c_col_off),
                   inst("v_cndmask_b32", c_offsets[i], ctx.oob_offset, c_offsets[i], VCC))
-        c_values = VReg("v", g.tt0, f"ValuCLoaded{tag}")
-        for i in range(g.tt0):
+        for i in range(n):
             m.add(inst("buffer_load_dword", c_values[i], c_offsets[i], srd_c, 0, mods=["offen"]))
         m.add(waitcnt(vmcnt=0, comment="C loaded"))
-        for i in range(g.tt0):
-            m.add(inst("v_fmac_f32", cell[i], regs.arg("Beta"), c_values[i]))
-    for i in range(g.tt0):
-        m.add(inst("buffer_store_dword", cell[i], offsets[i], srd_d, 0, mods=["offen"]))
+        for i, v in enumerate(col.values):
+            m.add(inst("v_fmac_f32", v, regs.arg("Beta"), c_values[i]))
+    for i, v in enumerate(col.values):
+        m.add(inst("buffer_store_dword", v, offsets[i], srd_d, 0, mods=["offen"]))
     return m
+
+
+def _thread_tile_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> tuple[Module, list]:
+    """Columns of this thread's tile: element i sits at row tile0*MT0 + tid0*VW + (i//VW)*SG0*VW + i%VW."""
+    g = ctx.geometry
+    vw = g.vector_width
+    vw_shift = vw.bit_length() - 1
+    m = Module("store: thread-tile rows and columns")
+    base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
+    first_row, first_col = ctx.vgpr("StoreRow0"), ctx.vgpr("StoreCol0")
+    rows = VReg("v", g.tt0, "StoreRowOffset")
+    m.add(inst("s_mul_i32", base0, regs.tile0, g.mt0),
+          inst("s_mul_i32", base1, regs.tile1, g.mt1),
+          inst("v_lshlrev_b32", first_row, vw_shift, regs.tid0),
+          inst("v_add_u32", first_row, base0, first_row),
+          inst("v_lshlrev_b32", first_col, vw_shift, regs.tid1),
+          inst("v_add_u32", first_col, base1, first_col))
+    for i in range(g.tt0):
+        vec, lane = g.element_row(i)
+        row = ctx.vgpr("StoreRow")
+        delta = vec * g.wg0 * vw + lane
+        m.add(inst("v_add_u32", row, delta, first_row) if delta else inst("v_mov_b32", row, first_row),
+              _masked_row_offset(ctx, regs, rows[i], row))
+    columns = []
+    for j in range(g.tt1):
+        vec, lane = g.element_row(j)
+        delta = vec * g.wg1 * vw + lane
+        col = ctx.vgpr(f"StoreCol{j}")
+        m.add(inst("v_add_u32", col, delta, first_col) if delta else inst("v_mov_b32", col, first_col))
+        columns.append(Column([acc[i + j * g.tt0] for i in range(g.tt0)], [rows[i] for i in range(g.tt0)], col))
+    return m, columns
+
+
+def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> tuple[Module, list]:
+    """Sum the LocalSplitU groups' partial tiles through LDS; thread t then owns elements
+    e = t + q*NumThreads of the MT0 x MT1 tile (column-major), returned as one-element columns."""
+    g = ctx.geometry
+    vw, bpe = g.vector_width, g.bytes_per_element
+    shift = bpe.bit_length() - 1
+    tile_elems = g.mt0 * g.mt1
+    per_thread = tile_elems // g.num_threads
+    m = Module(f"LocalSplitU {g.local_split_u}: reduce partial tiles through LDS")
+    addr, tmp = ctx.vgpr("ReductionWriteAddr"), ctx.vgpr("ReductionTmp")
+    # Partial tile of group s at s*MT0*MT1; element (r, c) at c*MT0 + r.
+    m.add(inst("s_barrier", comment="every group is done reading the operand tiles"),
+          inst("v_mul_u32_u24", addr, tile_elems, regs.split_group),
+          inst("v_mul_u32_u24", tmp, g.mt0 * vw, regs.tid1),
+          inst("v_add_u32", addr, addr, tmp),
+          inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, regs.tid0),
+          inst("v_add_u32", addr, addr, tmp),
+          inst("v_lshlrev_b32", addr, shift, addr))
+    for j in range(g.tt1):
+        cvec, clane = g.element_row(j)
+        for i in range(g.tt0):
+            rvec, rlane = g.element_row(i)
+            off = ((rvec * g.wg0 * vw + rlane) + (cvec * g.wg1 * vw + clane) * g.mt0) * bpe
+            m.add(inst("ds_write_b32", addr, acc[i + j * g.tt0], mods=[("offset", off)] if off else ()))
+    m.add(waitcnt(lgkmcnt=0, comment="partial tiles written"), inst("s_barrier"))
+    read_addr = ctx.vgpr("ReductionReadAddr")
+    m.add(inst("v_lshlrev_b32", read_addr, shift, regs.serial))
+    sums = VReg("v", per_thread, "ReducedC")
+    parts = VReg("v", g.local_split_u, "ReductionParts")
+    for q in range(per_thread):
+        for s in range(g.local_split_u):
+            off = (q * g.num_threads + s * tile_elems) * bpe
+            m.add(inst("ds_read_b32", parts[s], read_addr, mods=[("offset", off)] if off else ()))
+        m.add(waitcnt(lgkmcnt=0, comment="partials of one element"),
+              inst("v_add_f32", sums[q], parts[0], parts[1]))
+        for s in range(2, g.local_split_u):
+            m.add(inst("v_add_f32", sums[q], sums[q], parts[s]))
+    base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
+    m.add(inst("s_mul_i32", base0, regs.tile0, g.mt0), inst("s_mul_i32", base1, regs.tile1, g.mt1))
+    columns = []
+    for q in range(per_thread):
+        element, r, c = ctx.vgpr("ReducedElement"), ctx.vgpr("ReducedRow"), ctx.vgpr(f"ReducedCol{q}")
+        row_off = ctx.vgpr(f"ReducedRowOffset{q}")
+        m.add(inst("v_add_u32", element, q * g.num_threads, regs.serial) if q else inst("v_mov_b32", element, regs.serial),
+              divmod_const(ctx, c, r, element, g.mt0, tile_elems - 1),
+              inst("v_add_u32", r, base0, r),
+              inst("v_add_u32", c, base1, c),
+              _masked_row_offset(ctx, regs, row_off, r))
+        columns.append(Column([sums[q]], [row_off], c))
+    return m, columns
 
 
 def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> Module:
     g = ctx.geometry
     m = Module("global write")
     srd_d_mod, srd_d = _matrix_srd(ctx, regs, "D")
-    rows_mod, rows, col0 = _row_offsets(ctx, regs)
-    m.add(srd_d_mod, rows_mod)
+    if g.local_split_u > 1:
+        cols_mod, columns = _split_u_reduction(ctx, regs, acc)
+    else:
+        cols_mod, columns = _thread_tile_columns(ctx, regs, acc)
+    m.add(srd_d_mod, cols_mod)
     if not g.use_beta:
-        for j in range(g.tt1):
-            m.add(_column(ctx, regs, acc, rows, col0, None, srd_d, j, False, "N"))
-        return m
+        return m.add([_store_column(ctx, regs, c, None, srd_d, False) for c in columns])
     srd_c_mod, srd_c = _matrix_srd(ctx, regs, "C")
     beta_zero, end = ctx.label("BetaZero"), ctx.label("StoreEnd")
     beta_bits = ctx.sgpr("BetaMagnitude")
@@ -109,10 +192,7 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> Module:
           inst("s_and_b32", beta_bits, regs.arg("Beta"), 0x7FFFFFFF, comment="+0 and -0 both mean no C"),
           inst("s_cmp_eq_u32", beta_bits, 0),
           inst("s_cbranch_scc1", beta_zero))
-    for j in range(g.tt1):
-        m.add(_column(ctx, regs, acc, rows, col0, srd_c, srd_d, j, True, "B"))
+    m.add([_store_column(ctx, regs, c, srd_c, srd_d, True) for c in columns])
     m.add(inst("s_branch", end), LabelDef(beta_zero.name))
-    for j in range(g.tt1):
-        m.add(_column(ctx, regs, acc, rows, col0, None, srd_d, j, False, "N"))
-    m.add(LabelDef(end.name))
-    return m
+    m.add([_store_column(ctx, regs, c, None, srd_d, False) for c in columns])
+    return m.add(LabelDef(end.name))

@@ -1,0 +1,68 @@
+"""StaggerU: each work-group starts its walk along K at a different DepthU step (by work-group id
+along dim 0), wrapping around at the end of the unrolled iterations, so that work-groups running at
+the same time hit different memory channels. The sum is the same; only the order of the K steps
+changes. The tail loop then needs the descriptors at the end of the unrolled range, which is where
+they would be without the stagger, so they are restored from a copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tensile_asm.isa.instruction import inst
+from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.registers import VReg
+from tensile_asm.writer.context import KernelContext
+from tensile_asm.writer.global_read import OperandTile, move
+from tensile_asm.writer.prologue import EntryRegisters
+
+
+@dataclass
+class StaggerState:
+    until_wrap: VReg                 # advances left before the descriptors jump back to the start
+    wrap_bytes: dict                 # operand -> SGPR: bytes of all unrolled iterations
+    saved: dict                      # operand -> SGPRs holding the descriptor's base and num_records
+
+
+def setup(ctx: KernelContext, regs: EntryRegisters, ops: list[OperandTile], loop_iters: VReg) -> tuple[Module, StaggerState]:
+    g = ctx.geometry
+    m = Module(f"StaggerU {g.stagger_u}")
+    stagger, amount = ctx.sgpr("StaggerUIter"), ctx.sgpr("StaggerBytes")
+    state = StaggerState(ctx.sgpr("StaggerUntilWrap"), {}, {})
+    m.add(inst("s_and_b32", stagger, regs.workgroup[0], g.stagger_u - 1))
+    if g.stagger_stride_shift:
+        m.add(inst("s_lshl_b32", stagger, stagger, g.stagger_stride_shift))
+    m.add(inst("s_cmp_ge_u32", stagger, loop_iters),
+          inst("s_cselect_b32", stagger, 0, stagger, comment="no stagger past the unrolled iterations"),
+          inst("s_sub_u32", state.until_wrap, loop_iters, stagger))
+    for op in ops:
+        saved, wrap = ctx.sgpr(f"SavedSrd{op.name}", 4), ctx.sgpr(f"StaggerWrapBytes{op.name}")
+        state.saved[op.name], state.wrap_bytes[op.name] = saved, wrap
+        m.add(inst("s_mov_b64", saved.slice(0, 2), op.srd.slice(0, 2)),
+              inst("s_mov_b32", saved[2], op.srd[2]),
+              inst("s_mul_i32", wrap, loop_iters, op.increment),
+              inst("s_mul_i32", amount, stagger, op.increment),
+              move(ctx, op, amount))
+    return m, state
+
+
+def after_advance(ctx: KernelContext, ops: list[OperandTile], state: StaggerState) -> Module:
+    """Count one advance; at the end of the unrolled range jump back to its start."""
+    skip = ctx.label("NoStaggerWrap")
+    m = Module("StaggerU wrap")
+    m.add(inst("s_sub_u32", state.until_wrap, state.until_wrap, 1),
+          inst("s_cmp_lg_u32", state.until_wrap, 0),
+          inst("s_cbranch_scc1", skip))
+    for op in ops:
+        m.add(move(ctx, op, state.wrap_bytes[op.name], negative=True))
+    return m.add(LabelDef(skip.name))
+
+
+def before_tail(ctx: KernelContext, ops: list[OperandTile], state: StaggerState) -> Module:
+    m = Module("StaggerU: descriptors to the end of the unrolled range")
+    for op in ops:
+        saved = state.saved[op.name]
+        m.add(inst("s_mov_b64", op.srd.slice(0, 2), saved.slice(0, 2)),
+              inst("s_mov_b32", op.srd[2], saved[2]),
+              move(ctx, op, state.wrap_bytes[op.name]))
+    return m
