@@ -1,7 +1,7 @@
 # make demo / make test install what they need (tools/setup), then run.
 VENV := .venv
 PY := $(VENV)/bin/python
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n 2   # two workers: the machines have two cores
 
 .PHONY: setup test demo clean
 

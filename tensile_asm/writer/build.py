@@ -20,14 +20,14 @@ from tensile_asm.writer.kernel import Kernel, write_kernel
 # writer does not implement yet. Values are compared after bool -> int.
 FEATURE_LIMITS = (
     ("KernelLanguage", {"Assembly"}, "only the assembly writer exists (the HIP source writer is not written yet)"),
-    ("VectorWidth", {1}, "VectorWidth > 1 is not implemented"),
-    ("GlobalLoadVectorWidthA", {1}, "global-read vector width > 1 is not implemented"),
-    ("GlobalLoadVectorWidthB", {1}, "global-read vector width > 1 is not implemented"),
-    ("PrefetchGlobalRead", {0}, "PrefetchGlobalRead (LDS double buffering) is not implemented"),
-    ("PrefetchLocalRead", {0}, "PrefetchLocalRead is not implemented"),
+    ("VectorWidth", {1, 2, 4}, "VectorWidth must be 1, 2 or 4 in this writer"),
+    ("GlobalLoadVectorWidthA", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
+    ("GlobalLoadVectorWidthB", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
+    ("PrefetchGlobalRead", {0, 1}, "PrefetchGlobalRead 2 is not implemented"),
+    ("PrefetchLocalRead", {0, 1}, "PrefetchLocalRead > 1 is not implemented"),
     ("GlobalSplitU", {1}, "GlobalSplitU > 1 is not implemented"),
-    ("WorkGroupMapping", {0, 1}, "WorkGroupMapping other than 1 is not implemented"),
-    ("StaggerU", {0}, "StaggerU is not implemented"),
+    ("WorkGroupMapping", {0, 1, 2, 4, 8, 16, 32, 64}, "WorkGroupMapping must be 1 or a positive power of two in this writer"),
+    ("StaggerUMapping", {0}, "StaggerUMapping other than 0 is not implemented"),
     ("InnerUnroll", {1}, "InnerUnroll > 1 is not implemented"),
     ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
     ("TransposeLDS", {0, -1}, "TransposeLDS is not implemented"),
@@ -44,6 +44,7 @@ FEATURE_LIMITS = (
     ("LdsPadA", {0, -1}, "LdsPadA is not implemented"),
     ("LdsPadB", {0, -1}, "LdsPadB is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
+    ("MACInstruction", {"FMA", ""}, "MACInstruction MAD (unfused multiply-add) is not implemented"),
 )
 
 
@@ -53,10 +54,18 @@ def _value(v):
 
 def geometry(solution) -> Geometry:
     d, pt = solution.derived, solution.problem_type
+    p = solution.params
     return Geometry(wg0=d.wg0, wg1=d.wg1, tt0=d.tt0, tt1=d.tt1, depth_u=d.depth_u,
                     transpose_a=pt.transpose_a, transpose_b=pt.transpose_b,
                     batched=pt.batched, use_beta=pt.use_beta,
-                    bytes_per_element=pt.data_type.bytes)
+                    bytes_per_element=pt.data_type.bytes,
+                    local_split_u=d.local_split_u, vector_width=d.vector_width,
+                    glvw_a=d.glvw_a, glvw_b=d.glvw_b,
+                    prefetch_global_read=bool(p.get("PrefetchGlobalRead", 0)),
+                    prefetch_local_read=bool(p.get("PrefetchLocalRead", 0)),
+                    workgroup_mapping=max(1, int(p.get("WorkGroupMapping", 1))),
+                    stagger_u=int(p.get("StaggerU", 0)),
+                    stagger_stride_shift=d.stagger_stride_shift)
 
 
 def _problem_reason(solution) -> str | None:
@@ -73,6 +82,30 @@ def _problem_reason(solution) -> str | None:
     return None
 
 
+def geometry_reason(g: Geometry) -> str | None:
+    """Shapes the writer's thread-to-data assignments cannot cover, with the reason."""
+    if g.depth_u & (g.depth_u - 1):
+        return f"DepthU={g.depth_u}: the writer needs a power of two"
+    if g.stagger_u & (g.stagger_u - 1):
+        return f"StaggerU={g.stagger_u}: the writer needs 0 or a power of two"
+    for op, mt, tlu in (("A", g.mt0, g.tlu_a), ("B", g.mt1, g.tlu_b)):
+        glvw = g.glvw(op)
+        if (mt * g.depth_u) % (g.num_threads * glvw):
+            return (f"MacroTile{0 if op == 'A' else 1}={mt} x DepthU={g.depth_u} is not a multiple of "
+                    f"NumThreads={g.num_threads} x GlobalReadVectorWidth={glvw}, so the {op} tile cannot be "
+                    f"split into whole loads")
+        if (mt if tlu else g.depth_u) % glvw:
+            return f"GlobalReadVectorWidth={glvw} does not divide the {op} tile's unit-stride side"
+    if g.tt0 % g.vector_width or g.tt1 % g.vector_width:
+        return f"VectorWidth={g.vector_width} does not divide ThreadTile {g.tt0}x{g.tt1}"
+    if g.local_split_u > 1 and (g.mt0 * g.mt1) % g.num_threads:
+        return (f"LocalSplitU={g.local_split_u}: the {g.mt0}x{g.mt1} tile does not split evenly over "
+                f"{g.num_threads} threads for the reduction")
+    if g.depth_u % g.local_split_u:
+        return f"DepthU={g.depth_u} is not a multiple of LocalSplitU={g.local_split_u}"
+    return None
+
+
 def supports(solution, arch: Arch) -> str | None:
     """None if this writer can build ``solution`` for ``arch``, else the reason it cannot."""
     if not solution.valid:
@@ -84,20 +117,13 @@ def supports(solution, arch: Arch) -> str | None:
     mi = params.get("MatrixInstruction") or []
     if mi or params.get("EnableMatrixInstruction"):
         return "MatrixInstruction (MFMA) kernels are not implemented"
-    if solution.derived.local_split_u != 1:
-        return f"LocalSplitU={solution.derived.local_split_u} (WorkGroup third entry) is not implemented"
     for name, accepted, why in FEATURE_LIMITS:
         if name in params and _value(params[name]) not in accepted:
             return f"{name}={params[name]}: {why}"
-    if not arch.instructions.get("fmac_f32"):
-        return f"{arch.name} has no v_fmac_f32; its VALU MAC is not implemented"
     g = geometry(solution)
-    if g.depth_u & (g.depth_u - 1):
-        return f"DepthU={g.depth_u}: the writer needs a power of two"
-    for op, mt in (("A", g.mt0), ("B", g.mt1)):
-        if (mt * g.depth_u) % g.num_threads:
-            return (f"MacroTile{0 if op == 'A' else 1}={mt} x DepthU={g.depth_u} is not a multiple of "
-                    f"NumThreads={g.num_threads}, so the {op} tile cannot be split into whole loads")
+    reason = geometry_reason(g)
+    if reason:
+        return reason
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
     try:

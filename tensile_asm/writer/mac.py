@@ -26,13 +26,18 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     return m
 
 
+def fma(ctx: KernelContext, acc, a, b):
+    """acc += a * b with one rounding, in the form the architecture has."""
+    if ctx.arch.instructions.get("fmac_f32"):
+        return inst("v_fmac_f32", acc, a, b)
+    return inst("v_fma_f32", acc, a, b, acc)
+
+
 def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int = 0) -> Module:
     g = ctx.geometry
     a, b = state.values_a[regset], state.values_b[regset]
-    fused_vop2 = bool(ctx.arch.instructions.get("fmac_f32"))
     m = Module(f"MAC {g.tt0}x{g.tt1}")
     for j in range(g.tt1):
         for i in range(g.tt0):
-            c = acc[i + j * g.tt0]
-            m.add(inst("v_fmac_f32", c, a[i], b[j]) if fused_vop2 else inst("v_fma_f32", c, a[i], b[j], c))
+            m.add(fma(ctx, acc[i + j * g.tt0], a[i], b[j]))
     return m

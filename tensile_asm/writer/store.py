@@ -15,6 +15,7 @@ from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
+from tensile_asm.writer.mac import fma
 from tensile_asm.writer.prologue import EntryRegisters
 
 
@@ -85,7 +86,7 @@ def _store_column(ctx, regs, col: Column, srd_c, srd_d, with_beta: bool) -> Modu
             m.add(inst("buffer_load_dword", c_values[i], c_offsets[i], srd_c, 0, mods=["offen"]))
         m.add(waitcnt(vmcnt=0, comment="C loaded"))
         for i, v in enumerate(col.values):
-            m.add(inst("v_fmac_f32", v, regs.arg("Beta"), c_values[i]))
+            m.add(fma(ctx, v, regs.arg("Beta"), c_values[i]))
     for i, v in enumerate(col.values):
         m.add(inst("buffer_store_dword", v, offsets[i], srd_d, 0, mods=["offen"]))
     return m
