@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Write logic/aldebaran_Cijk_Ailk_Bljk_SB.yaml, the example logic file shipped with the project.
 
-SGEMM NN batched for gfx90a: four VALU assembly solutions the simplest writer supports (LocalSplitU 1,
-VectorWidth 1, GlobalReadVectorWidth 1, no prefetch, WorkGroupMapping 1, StaggerU 0, GlobalSplitU 1, DepthU a
-power of two) and one it does not support yet (LocalSplitU 4), plus exact sizes mapping to them. The
+SGEMM NN batched for gfx90a: five VALU assembly solutions the writer supports (plain LDS staging; vector
+widths with LDS double buffering and local-read prefetch; LocalSplitU 4) and one it does not support yet
+(GlobalSplitU 4), plus exact sizes mapping to them. The
 "perf" numbers are illustrative placeholders (bigger tile -> bigger number), not measurements.
 
 Run from the repository root:  python3 tools/make_example_logic.py
@@ -24,13 +24,15 @@ from tensile_asm.solution import Solution  # noqa: E402
 PROBLEM = {"OperationType": "GEMM", "DataType": "s", "TransposeA": False, "TransposeB": False,
            "UseBeta": True, "Batched": True}
 
-# (WorkGroup, ThreadTile, DepthU); every other parameter takes our defaults (catalogue.py).
+# (WorkGroup, ThreadTile, DepthU, other parameters); the rest take our defaults (catalogue.py).
+PREFETCH = {"VectorWidth": 4, "GlobalReadVectorWidth": 4, "PrefetchGlobalRead": 1, "PrefetchLocalRead": 1}
 TILES = [
-    ([16, 16, 1], [4, 4], 16),  # 0: MT 64x64x16
-    ([8, 8, 1], [4, 4], 8),  # 1: MT 32x32x8
-    ([16, 16, 1], [8, 4], 8),  # 2: MT 128x64x8
-    ([8, 8, 1], [2, 2], 16),  # 3: MT 16x16x16
-    ([8, 8, 4], [4, 4], 16),  # 4: MT 32x32x16 with LocalSplitU 4 (not supported by the writer yet)
+    ([16, 16, 1], [4, 4], 16, {}),  # 0: MT 64x64x16
+    ([8, 8, 1], [4, 4], 8, {}),  # 1: MT 32x32x8
+    ([16, 16, 1], [8, 4], 8, PREFETCH),  # 2: MT 128x64x8, VW/GRVW 4, PGR, PLR
+    ([8, 8, 1], [2, 2], 16, {}),  # 3: MT 16x16x16
+    ([8, 8, 4], [4, 4], 16, {}),  # 4: MT 32x32x16 with LocalSplitU 4
+    ([16, 16, 1], [4, 4], 16, {"GlobalSplitU": 4}),  # 5: GlobalSplitU 4 (not supported by the writer yet)
 ]
 
 # [M, N, batch, K] -> (solution index, illustrative perf)
@@ -38,15 +40,15 @@ SIZES = [
     ([64, 64, 1, 64], 0, 100.0), ([256, 256, 1, 256], 0, 400.0), ([1024, 1024, 1, 1024], 2, 900.0),
     ([2048, 1024, 1, 512], 2, 950.0), ([32, 32, 1, 32], 1, 40.0), ([96, 32, 4, 128], 1, 60.0),
     ([16, 16, 1, 16], 3, 10.0), ([17, 33, 2, 65], 3, 12.0), ([128, 128, 1, 4096], 4, 300.0),
-    ([512, 512, 8, 512], 0, 700.0),
+    ([512, 512, 8, 512], 0, 700.0), ([64, 64, 1, 8192], 5, 200.0),
 ]
 
 
 def main() -> int:
     pt = ProblemType.from_dict(PROBLEM, "example ProblemType")
     solutions = []
-    for i, (wg, tt, du) in enumerate(TILES):
-        sol = Solution.from_dict({"WorkGroup": wg, "ThreadTile": tt, "DepthU": du, "ISA": [9, 0, 10]},
+    for i, (wg, tt, du, extra) in enumerate(TILES):
+        sol = Solution.from_dict({"WorkGroup": wg, "ThreadTile": tt, "DepthU": du, "ISA": [9, 0, 10], **extra},
                                  where=f"example solution {i}", problem_type=pt).validate()
         solutions.append(sol)
     out = REPO / "logic" / f"aldebaran_{pt.name}.yaml"
