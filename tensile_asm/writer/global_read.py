@@ -2,8 +2,9 @@
 per-load byte offsets, the loads themselves, and moving the descriptors along K.
 
 Assignment: thread t's load i covers vector e = t + i*NumThreads of the MT x DepthU tile, each vector
-GlobalReadVectorWidth elements along the operand's unit-stride dimension. The descriptor's
-num_records is this batch's matrix, so no load can leave it: rows past the free size read whatever
+GlobalReadVectorWidth elements along the operand's unit-stride dimension. Moving along K adds to the
+per-load offsets (one VALU add per load instead of four SALU ops on the descriptor per operand); the
+descriptor's num_records stays this batch's matrix, so no load can leave it: rows past the free size read whatever
 the matrix holds there (only C rows that are never stored use them) or 0 past its end. K past the
 summation size is handled by the tail loop's guard, which moves offsets out of range (loads give 0).
 """
@@ -165,18 +166,11 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
 
 
 def move(ctx: KernelContext, op: OperandTile, amount, negative: bool = False) -> Module:
-    """Move the descriptor ``amount`` bytes along K (an SGPR); num_records follows, saturating at 0."""
-    srd = op.srd
-    if negative:
-        return Module(f"move {op.name} back").add(
-            inst("s_sub_u32", srd[0], srd[0], amount),
-            inst("s_subb_u32", srd[1], srd[1], 0),
-            inst("s_add_u32", srd[2], srd[2], amount))
-    return Module(f"advance {op.name} along K").add(
-        inst("s_add_u32", srd[0], srd[0], amount),
-        inst("s_addc_u32", srd[1], srd[1], 0),
-        inst("s_sub_u32", srd[2], srd[2], amount),
-        inst("s_cselect_b32", srd[2], 0, srd[2], comment="borrow: nothing left in range"))
+    """Move every load's offset ``amount`` bytes along K (an SGPR). The descriptor stays put, so its
+    num_records keeps bounding the whole matrix."""
+    opcode = "v_subrev_u32" if negative else "v_add_u32"   # subrev: dst = src1 - src0
+    return Module(f"{'move back' if negative else 'advance'} {op.name} along K").add(
+        [inst(opcode, off, amount, off) for off in op.offsets])
 
 
 def advance(ctx: KernelContext, op: OperandTile) -> Module:

@@ -1,8 +1,8 @@
 """StaggerU: each work-group starts its walk along K at a different DepthU step (by work-group id
 along dim 0), wrapping around at the end of the unrolled iterations, so that work-groups running at
 the same time hit different memory channels. The sum is the same; only the order of the K steps
-changes. The tail loop then needs the descriptors at the end of the unrolled range, which is where
-they would be without the stagger, so they are restored from a copy.
+changes. The tail loop then needs the load offsets at the end of the unrolled range, where they would be
+without the stagger; they are moved there once after the loop.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from tensile_asm.writer.prologue import EntryRegisters
 
 @dataclass
 class StaggerState:
-    until_wrap: VReg                 # advances left before the descriptors jump back to the start
+    until_wrap: VReg                 # advances left before the offsets jump back to the start
     wrap_bytes: dict                 # operand -> SGPR: bytes of all unrolled iterations
-    saved: dict                      # operand -> SGPRs holding the descriptor's base and num_records
+    tail_fix: dict                   # operand -> SGPR: bytes from the stagger start to the range's end
 
 
 def setup(ctx: KernelContext, regs: EntryRegisters, ops: list[OperandTile], loop_iters: VReg) -> tuple[Module, StaggerState]:
@@ -36,12 +36,11 @@ def setup(ctx: KernelContext, regs: EntryRegisters, ops: list[OperandTile], loop
           inst("s_cselect_b32", stagger, 0, stagger, comment="no stagger past the unrolled iterations"),
           inst("s_sub_u32", state.until_wrap, loop_iters, stagger))
     for op in ops:
-        saved, wrap = ctx.sgpr(f"SavedSrd{op.name}", 4), ctx.sgpr(f"StaggerWrapBytes{op.name}")
-        state.saved[op.name], state.wrap_bytes[op.name] = saved, wrap
-        m.add(inst("s_mov_b64", saved.slice(0, 2), op.srd.slice(0, 2)),
-              inst("s_mov_b32", saved[2], op.srd[2]),
-              inst("s_mul_i32", wrap, loop_iters, op.increment),
+        wrap, fix = ctx.sgpr(f"StaggerWrapBytes{op.name}"), ctx.sgpr(f"StaggerTailFix{op.name}")
+        state.wrap_bytes[op.name], state.tail_fix[op.name] = wrap, fix
+        m.add(inst("s_mul_i32", wrap, loop_iters, op.increment),
               inst("s_mul_i32", amount, stagger, op.increment),
+              inst("s_sub_u32", fix, wrap, amount),
               move(ctx, op, amount))
     return m, state
 
@@ -59,10 +58,8 @@ def after_advance(ctx: KernelContext, ops: list[OperandTile], state: StaggerStat
 
 
 def before_tail(ctx: KernelContext, ops: list[OperandTile], state: StaggerState) -> Module:
-    m = Module("StaggerU: descriptors to the end of the unrolled range")
+    """After the loop the offsets are back at the stagger start; move them to the range's end."""
+    m = Module("StaggerU: offsets to the end of the unrolled range")
     for op in ops:
-        saved = state.saved[op.name]
-        m.add(inst("s_mov_b64", op.srd.slice(0, 2), saved.slice(0, 2)),
-              inst("s_mov_b32", op.srd[2], saved[2]),
-              move(ctx, op, state.wrap_bytes[op.name]))
+        m.add(move(ctx, op, state.tail_fix[op.name]))
     return m
