@@ -41,8 +41,7 @@ FEATURE_LIMITS = (
     ("BufferStore", {1}, "global (non-buffer) stores are not implemented"),
     ("NumLoadsCoalescedA", {1, -1}, "NumLoadsCoalescedA other than 1 is not implemented"),
     ("NumLoadsCoalescedB", {1, -1}, "NumLoadsCoalescedB other than 1 is not implemented"),
-    ("LdsPadA", {0, -1}, "LdsPadA is not implemented"),
-    ("LdsPadB", {0, -1}, "LdsPadB is not implemented"),
+    ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
     ("MACInstruction", {"FMA", ""}, "MACInstruction MAD (unfused multiply-add) is not implemented"),
 )
@@ -65,7 +64,10 @@ def geometry(solution) -> Geometry:
                     prefetch_local_read=bool(p.get("PrefetchLocalRead", 0)),
                     workgroup_mapping=max(1, int(p.get("WorkGroupMapping", 1))),
                     stagger_u=int(p.get("StaggerU", 0)),
-                    stagger_stride_shift=d.stagger_stride_shift)
+                    stagger_stride_shift=d.stagger_stride_shift,
+                    lds_pad_a=d.lds_pad_a, lds_pad_b=d.lds_pad_b,
+                    one_lds_buffer=int(p.get("1LDSBuffer", 0)) == 1,
+                    lds_min_bytes=d.lds_num_elements * d.bytes_per_element)
 
 
 def _problem_reason(solution) -> str | None:

@@ -37,6 +37,10 @@ class Geometry:
     workgroup_mapping: int = 1
     stagger_u: int = 0
     stagger_stride_shift: int = 0
+    lds_pad_a: int = 0            # elements added to each LDS row (of MT) of A's tile
+    lds_pad_b: int = 0
+    one_lds_buffer: bool = False  # 1LDSBuffer: PrefetchGlobalRead with a single LDS buffer
+    lds_min_bytes: int = 0        # LDS the kernel asks for at least (Tensile's MaxOccupancy padding)
 
     @property
     def mt0(self) -> int:
@@ -73,18 +77,32 @@ class Geometry:
         mt = self.mt0 if operand == "A" else self.mt1
         return (mt * self.depth_u) // (self.num_threads * self.glvw(operand))
 
-    @property
-    def lds_offset_b(self) -> int:
-        """Byte offset of B's tile in an LDS buffer (A's tile first: DepthU rows of MT0 elements)."""
-        return self.mt0 * self.depth_u * self.bytes_per_element
+    # LDS layout, as Tensile lays it out: A's tile as DepthU rows of MT0 + LdsPadA elements, B's after it
+    # at a 256-byte boundary; with PrefetchGlobalRead the second buffer starts at the next power of two.
+    LDS_ALIGN = 256
+
+    def lds_row(self, operand: str) -> int:
+        """Elements per LDS row (one K value) of an operand's tile, padding included."""
+        return self.mt0 + self.lds_pad_a if operand == "A" else self.mt1 + self.lds_pad_b
+
+    def _aligned(self, nbytes: int) -> int:
+        return -(-nbytes // self.LDS_ALIGN) * self.LDS_ALIGN
 
     @property
-    def lds_buffer_bytes(self) -> int:
-        return (self.mt0 + self.mt1) * self.depth_u * self.bytes_per_element
+    def lds_offset_b(self) -> int:
+        """Byte offset of B's tile in an LDS buffer."""
+        return self._aligned(self.depth_u * self.lds_row("A") * self.bytes_per_element)
+
+    def lds_buffer_offset(self, buffer: int) -> int:
+        if buffer == 0 or self.one_lds_buffer:
+            return 0
+        b_bytes = self._aligned(self.depth_u * self.lds_row("B") * self.bytes_per_element)
+        ab = self.lds_offset_b + b_bytes
+        return 1 << (ab - 1).bit_length()
 
     @property
     def lds_buffers(self) -> int:
-        return 2 if self.prefetch_global_read else 1
+        return 2 if self.prefetch_global_read and not self.one_lds_buffer else 1
 
     @property
     def lds_reduction_bytes(self) -> int:
@@ -95,7 +113,9 @@ class Geometry:
 
     @property
     def lds_bytes(self) -> int:
-        return max(self.lds_buffers * self.lds_buffer_bytes, self.lds_reduction_bytes)
+        last = self.lds_buffer_offset(self.lds_buffers - 1)
+        tiles = last + self.lds_offset_b + self.depth_u * self.lds_row("B") * self.bytes_per_element
+        return max(tiles, self.lds_reduction_bytes, self.lds_min_bytes)
 
     def element_row(self, i: int) -> tuple[int, int]:
         """Thread-tile element i along dim 0 sits at (i // VW * SG0 + tid0) * VW + i % VW: returns

@@ -124,8 +124,8 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
             m.add(inst("v_mul_lo_u32", tmp, row, arg(op.stride_arg)),
                   inst("v_add_u32", tmp, tmp, k_index))
         m.add(inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
-        # LDS holds the tile K-major: element (t, k) at (k*MT + t)*bpe.
-        m.add(inst("v_mul_u32_u24", tmp, op.macro_tile, k_index),
+        # LDS holds the tile K-major: element (t, k) at (k*(MT + pad) + t)*bpe.
+        m.add(inst("v_mul_u32_u24", tmp, g.lds_row(op.name), k_index),
               inst("v_add_u32", tmp, tmp, tile_index),
               inst("v_lshlrev_b32", op.lds_addresses[i], shift, tmp))
         if lds_base:

@@ -128,9 +128,12 @@ def _loop_prefetch(p: _Parts, counter, k_size) -> Module:
           inst("s_cmp_eq_u32", counter, 0),
           inst("s_cbranch_scc1", last[0]),
           LabelDef(begin.name))
+    one_buffer = ctx.geometry.one_lds_buffer
     for buf in (0, 1):
         m.add(global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
               _mac_steps(p, buf),
+              inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
+              if one_buffer else None,
               _write_tile(p, 1 - buf),
               inst("s_sub_u32", counter, counter, 1),
               inst("s_cmp_eq_u32", counter, 0),

@@ -24,14 +24,14 @@ _WRITE = {1: "ds_write_b32", 2: "ds_write_b64", 3: "ds_write_b96", 4: "ds_write_
 
 def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module:
     g = ctx.geometry
-    base = buffer * g.lds_buffer_bytes
+    base = g.lds_buffer_offset(buffer)
     m = Module(f"local write {op.name} (buffer {buffer})")
     for addr, data in zip(op.lds_addresses, op.data):
         if op.tlu:   # the vector runs along the tile dimension: contiguous in LDS
             m.add(inst(_WRITE[op.glvw], addr, data, mods=[("offset", base)] if base else ()))
         else:        # the vector runs along K: one LDS row per element
             for j in range(op.glvw):
-                off = base + j * op.macro_tile * g.bytes_per_element
+                off = base + j * g.lds_row(op.name) * g.bytes_per_element
                 m.add(inst("ds_write_b32", addr, data[j], mods=[("offset", off)] if off else ()))
     return m
 
@@ -58,7 +58,7 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
           inst("v_lshlrev_b32", state.address_b, bpe_shift + (vw.bit_length() - 1), regs.tid1),
           inst("v_add_u32", state.address_b, g.lds_offset_b, state.address_b))
     if g.local_split_u > 1:
-        for addr, mt in ((state.address_a, g.mt0), (state.address_b, g.mt1)):
+        for addr, mt in ((state.address_a, g.lds_row("A")), (state.address_b, g.lds_row("B"))):
             tmp = ctx.vgpr("SplitGroupOffset")
             m.add(inst("v_mul_u32_u24", tmp, g.loop_unroll * mt * g.bytes_per_element, regs.split_group),
                   inst("v_add_u32", addr, addr, tmp))
@@ -69,10 +69,10 @@ def local_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int =
     """Read the thread tile's A and B values of K-slice ``u`` (of this group's LoopUnroll)."""
     g = ctx.geometry
     bpe, vw = g.bytes_per_element, g.vector_width
-    base = buffer * g.lds_buffer_bytes
+    base = g.lds_buffer_offset(buffer)
     m = Module(f"local read k={u}")
-    for values, addr, mt, sg, tt in ((state.values_a[regset], state.address_a, g.mt0, g.wg0, g.tt0),
-                                     (state.values_b[regset], state.address_b, g.mt1, g.wg1, g.tt1)):
+    for values, addr, mt, sg, tt in ((state.values_a[regset], state.address_a, g.lds_row("A"), g.wg0, g.tt0),
+                                     (state.values_b[regset], state.address_b, g.lds_row("B"), g.wg1, g.tt1)):
         for v in range(tt // vw):
             off = base + (u * mt + v * sg * vw) * bpe
             m.add(inst(_READ[vw], values.slice(v * vw, vw), addr, mods=[("offset", off)] if off else ()))
