@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--size", action="append", required=True, metavar="M,N,K[,BATCH]",
                         help="problem size; repeat for several")
     verify.add_argument("--alpha", type=float, default=1.5)
-    verify.add_argument("--beta", type=float, default=0.5)
+    verify.add_argument("--beta", type=float, default=None,
+                        help="default 0.5, or 0 when the problem type has UseBeta: false")
     verify.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     verify.add_argument("--asm", type=Path, default=None,
                         help="verify this (possibly hand-edited) assembly file instead of the generated one")
@@ -81,12 +82,13 @@ def _print_resources(kernel) -> None:
 
 def cmd_emit(args) -> int:
     from tensile_asm import toolchain
+    from tensile_asm.writer.build import link_kernels
 
     arch, _, kernel = _load(args)
     text = kernel.text()
     out = args.output
     co = out / f"{kernel.name}.co"
-    toolchain.assemble_and_link(text, arch, co, f"{kernel.name}.s")
+    link_kernels([kernel], arch, co)   # with the helper kernels it needs (GlobalSplitU's beta-only)
     toolchain.write_atomic(out / f"{kernel.name}.s", text)
     _print_resources(kernel)
     print(f"wrote      {out / (kernel.name + '.s')}\n           {co}")
@@ -97,20 +99,28 @@ def cmd_verify(args) -> int:
     from tensile_asm import toolchain
     from tensile_asm.benchmark.verify import Size, verify_sizes
     from tensile_asm.runtime.emulated import EmulatedRuntime
+    from tensile_asm.writer.build import link_kernels, with_helpers
 
     sizes = [Size(*parse_size(s)) for s in args.size]
-    arch, _, kernel = _load(args)
+    arch, sol, kernel = _load(args)
     name = kernel.name
+    if args.beta is None:
+        args.beta = 0.5 if sol.problem_type.use_beta else 0.0
+    elif args.beta != 0.0 and not sol.problem_type.use_beta:
+        raise UserError(f"--beta {args.beta:g}: the solution's ProblemType has UseBeta: false, so the kernel "
+                        f"computes D = alpha*A*B; use --beta 0 or a problem type with UseBeta: true")
     with tempfile.TemporaryDirectory(prefix="tensile-asm-verify-") as tmp:
         co = Path(tmp) / "kernel.co"
         if args.asm is not None:
             if not args.asm.is_file():
                 raise UserError(f"--asm {args.asm}: no such file")
-            toolchain.assemble_and_link(args.asm.read_text(), arch, co, str(args.asm))
-            name = _single_kernel_name(co, default=name)
+            helpers = [k.text() for k in with_helpers([kernel], arch)[1:]]
+            toolchain.link([toolchain.assemble(t, arch, str(args.asm) if i == 0 else "helper.s")
+                            for i, t in enumerate([args.asm.read_text()] + helpers)], co, str(args.asm))
+            name = _single_kernel_name(co, default=name, exclude={k.name for k in with_helpers([kernel], arch)[1:]})
             print(f"verifying {args.asm} (kernel {name}) on the emulator")
         else:
-            toolchain.assemble_and_link(kernel.text(), arch, co, f"{name}.s")
+            link_kernels([kernel], arch, co)
             print(f"verifying {name} on the emulator")
         runtime = EmulatedRuntime(strict=not args.no_strict)
         results = verify_sizes(co, name, kernel.geometry, sizes, args.alpha, args.beta, args.seed, runtime)
@@ -126,10 +136,10 @@ def cmd_verify(args) -> int:
     return 1 if failed else 0
 
 
-def _single_kernel_name(co: Path, default: str) -> str:
+def _single_kernel_name(co: Path, default: str, exclude: set = frozenset()) -> str:
     from tensile_asm.codeobject import read_code_object
 
-    names = list(read_code_object(co).kernels)
+    names = [n for n in read_code_object(co).kernels if n not in exclude]
     return names[0] if len(names) == 1 else default
 
 

@@ -154,8 +154,14 @@ class WaveSetup:
         live = flat < threads
         tx, ty, tz = np.where(live, tx, 0), np.where(live, ty, 0), np.where(live, tz, 0)
         ids = kd.enable_vgpr_workitem_id
+        # One register store for the workgroup; each wave's registers are a column view of it, so
+        # that waves running in lockstep can be executed as one wide batch (batch.py).
+        group.vstore = np.zeros((max(self.limits.vgprs, 1), nwaves * lanes), np.uint32)
+        group.astore = np.zeros((max(self.limits.agprs, 1), nwaves * lanes), np.uint32)
         for wi in range(nwaves):
-            w = Wave(wi, group, self.limits.vgprs, self.limits.agprs, lanes)
+            cols = slice(wi * lanes, (wi + 1) * lanes)
+            w = Wave(wi, group, self.limits.vgprs, self.limits.agprs, lanes,
+                     v=group.vstore[:, cols], a=group.astore[:, cols])
             sl = slice(wi * lanes, (wi + 1) * lanes)
             s = w.s
             s[:len(self.user)] = self.user

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
-from tensile_asm.emulator import initial
+from tensile_asm.emulator import batch, initial
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.lds import LdsTracker
 from tensile_asm.emulator.memory import DeviceMemory, Fault
@@ -46,7 +46,7 @@ class LaunchResult:
 
 
 class Workgroup:
-    __slots__ = ("id", "lds", "lds_size", "lds_tracker", "memory", "waves")
+    __slots__ = ("id", "lds", "lds_size", "lds_tracker", "memory", "waves", "vstore", "astore")
 
     def __init__(self, wg_id, lds_size, memory, strict):
         self.id = wg_id
@@ -132,7 +132,8 @@ class Emulator:
         return ops
 
     def launch(self, kernel: str, grid=(1, 1, 1), block=(64, 1, 1), args=(), lds_bytes=None,
-               max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, trace=None, trace_if=None) -> LaunchResult:
+               max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, trace=None, trace_if=None,
+               lockstep: bool = True) -> LaunchResult:
         """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items; ndarrays in ``args`` are
         device buffers whose final contents are copied back into them.
 
@@ -168,7 +169,7 @@ class Emulator:
                     for x in range(grid[0]):
                         group = Workgroup((x, y, z), lds, memory, self.strict)
                         setup.populate(group)
-                        _run_group(group, ops, counts, self.strict, budget)
+                        _run_group(group, ops, counts, self.strict, budget, lockstep=lockstep and trace is None)
                         result.workgroups += 1
                         result.waves += len(group.waves)
         initial.copy_back(buffers)
@@ -204,8 +205,11 @@ def _dims(value, what) -> tuple:
     return dims + (1,) * (3 - len(dims))
 
 
-def _run_group(group, ops, counts, strict, budget) -> None:
+def _run_group(group, ops, counts, strict, budget, lockstep=True) -> None:
     while True:
+        if lockstep and batch.can_batch(group):
+            batch.merge_pending(group)
+            batch.run_batch(batch.WaveBatch(group, list(group.waves)), ops, counts, strict, budget)
         for w in group.waves:
             if not w.done and not w.at_barrier:
                 _run_wave(w, ops, counts, strict, budget)

@@ -26,24 +26,40 @@ class LdsTracker:
         self.ndwords = ndwords
         self.reads: dict = {}               # wave index -> [(dword indices, instruction)]
         self.writes: dict = {}              # wave index -> [(dword indices, instruction, carried over)]
+        self.raw: list = []                 # (column owners, dword indices, instruction, is write)
         self.interval = 0
 
     def read(self, w, idx, inst) -> None:
-        self.reads.setdefault(w.index, []).append((idx, inst))
+        self.raw.append((w.column_owners(), idx, inst, False))
 
     def write(self, w, idx, inst) -> None:
-        self.writes.setdefault(w.index, []).append((idx, inst, False))
+        self.raw.append((w.column_owners(), idx, inst, True))
+
+    def _sort_raw(self) -> None:
+        """Attribute the recorded accesses to waves (a batch's columns belong to its members)."""
+        for owners, idx, inst, is_write in self.raw:
+            for wave, cols in owners:
+                part = idx if cols is None else idx[..., cols]
+                if is_write:
+                    self.writes.setdefault(wave, []).append((part, inst, False))
+                else:
+                    self.reads.setdefault(wave, []).append((part, inst))
+        self.raw = []
 
     def close_interval(self, group) -> None:
         """Check the interval that ends now (at a barrier, or at the end of the workgroup)."""
         try:
+            self._sort_raw()
             self._check(group)
         finally:
             self.reads, self.writes = {}, {}
-            for w in group.waves:            # writes still in flight spill into the next interval
+            seen = set()                     # writes still in flight spill into the next interval
+            for w in group.waves:            # (waves of a batch share their outstanding entries)
                 for e in w.pending.lgkm:
-                    if e.lds_index is not None:
-                        self.writes.setdefault(w.index, []).append((e.lds_index, e.inst, True))
+                    if e.lds_parts is not None and id(e) not in seen:
+                        seen.add(id(e))
+                        for wave, part in e.lds_parts:
+                            self.writes.setdefault(wave, []).append((part, e.inst, True))
             self.interval += 1
 
     def _check(self, group) -> None:
@@ -84,10 +100,29 @@ def _lane_addresses(w, addr, rows):
     if isinstance(a, int):
         a = np.full(w.lanes, a, np.uint32)
     sel = None if w.exec_full else w.exec_lanes
-    base = (a if sel is None else a[sel]).astype(np.int64)
-    if (base & 3).any():
+    if sel is not None:
+        a = a[sel]
+    if a.size and int(np.bitwise_or.reduce(a)) & 3:
         raise Fault("misaligned LDS access (dword accesses need 4-byte aligned addresses)")
-    return base + rows, sel
+    return a + rows, sel
+
+
+def _lane_dwords(w, addr, rows4, span):
+    """Strict: dword indices [elements*dwords, active lanes], range-checked, and the selector."""
+    a = addr(w)
+    if isinstance(a, int):
+        a = np.full(w.lanes, a, np.uint32)
+    sel = None if w.exec_full else w.exec_lanes
+    if sel is not None:
+        a = a[sel]
+    if a.size:
+        if int(np.bitwise_or.reduce(a)) & 3:
+            raise Fault("misaligned LDS access (dword accesses need 4-byte aligned addresses)")
+        top = int(a.max()) + span
+        if top > w.group.lds_size:
+            raise Fault(f"LDS access at byte 0x{top - 4:x} is outside the workgroup's {w.group.lds_size} "
+                        f"bytes of LDS")
+    return (a >> 2) + rows4, sel
 
 
 def _offsets(ins, ndw, elements, elem_bytes, stride64):
@@ -101,12 +136,6 @@ def _offsets(ins, ndw, elements, elem_bytes, stride64):
     return np.array([o + 4 * k for o in offsets for k in range(ndw)], np.int64)[:, None]
 
 
-def _out_of_range(w, byte):
-    top = int(byte.max()) + 4 if byte.size else 0
-    if top > w.group.lds_size:
-        raise Fault(f"LDS access at byte 0x{top - 4:x} is outside the workgroup's {w.group.lds_size} bytes of LDS")
-
-
 def _ds_read_builder(ndw, elements, elem_bytes, stride64=False):
     def build(ins, cx):
         dst, vaddr = ins.operands[:2]
@@ -117,11 +146,10 @@ def _ds_read_builder(ndw, elements, elem_bytes, stride64=False):
         d0, n = dst.index, dst.count
         keys = reg_keys(dst)
         issue = strict_mode.issue
+        rows4, span = rows >> 2, int(rows.max()) + 4
         if cx.strict:
             def run(w):
-                byte, sel = _lane_addresses(w, addr, rows)
-                _out_of_range(w, byte)
-                idx = byte >> 2
+                idx, sel = _lane_dwords(w, addr, rows4, span)
                 w.group.lds_tracker.read(w, idx, ins)
                 if sel is None:
                     w.v[d0:d0 + n] = w.group.lds[idx]
@@ -152,13 +180,15 @@ def _ds_write_builder(ndw, elements, elem_bytes, stride64=False):
         regs = [(d.index, d.count) for d in datas]
         strict = cx.strict
         issue = strict_mode.issue
+        rows4, span = rows >> 2, int(rows.max()) + 4
         def run(w):
-            byte, sel = _lane_addresses(w, addr, rows)
+            if strict:
+                idx, sel = _lane_dwords(w, addr, rows4, span)
+            else:
+                byte, sel = _lane_addresses(w, addr, rows)
             data = [w.v[i:i + n] if sel is None else w.v[i:i + n, sel] for i, n in regs]
             vals = data[0] if len(data) == 1 else np.concatenate(data)
             if strict:
-                _out_of_range(w, byte)
-                idx = byte >> 2
                 w.group.lds_tracker.write(w, idx, ins)
                 w.group.lds[idx] = vals
                 issue(w, ins, (), "lds", idx)

@@ -48,10 +48,16 @@ class Limits:
 
 
 class Op:
-    __slots__ = ("fn", "srcs", "defs", "inst", "index")
+    """One compiled instruction. ``batchable``: it may run once over a batch of waves in lockstep
+    (a vector op whose result per lane depends only on that lane, its wave's uniform SGPR sources
+    ``skeys`` and shared memory); anything else runs wave by wave (see batch.py)."""
 
-    def __init__(self, fn, srcs, defs, inst, index):
+    __slots__ = ("fn", "srcs", "defs", "inst", "index", "batchable", "skeys")
+
+    def __init__(self, fn, srcs, defs, inst, index, batchable=False):
         self.fn, self.srcs, self.defs, self.inst, self.index = fn, srcs, defs, inst, index
+        self.batchable = batchable
+        self.skeys = tuple(k for k in srcs if k < VKEY and k not in (126, 127))
 
 
 def reg_keys(op) -> tuple:
@@ -86,6 +92,7 @@ class Compiler:
         self.lanes = arch.wavefront_size
         self.labels = labels                       # address -> op index
         self.flush_f32 = descriptor.float_denorm_mode_32 != 3
+        self.lane_bound = False      # set by accessors whose meaning depends on a 64-lane wave
 
     # -- control flow ------------------------------------------------------------------------------
     def target(self, op) -> int:
@@ -254,11 +261,13 @@ class Compiler:
         """A lane mask (SGPR pair, VCC, EXEC or constant) as booleans."""
         rd = self.sread64(op)
         lanes = self.lanes
+        self.lane_bound = True
         return lambda w: lanes_of(rd(w), lanes)
 
     def mask_write(self, op):
         """Write a boolean lane array as a 64-bit mask; lanes outside EXEC are written as 0."""
         wr = self.swrite64(op)
+        self.lane_bound = True
         def write(w, lanes):
             wr(w, mask_of(lanes & w.exec_lanes) if not w.exec_full else mask_of(lanes))
         return write
@@ -339,6 +348,7 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
     for index, ins in enumerate(instructions):
         check_limits(ins, limits)
         builder = HANDLERS.get(ins.opcode)
+        cx.lane_bound = False
         if ins.opcode == UNPARSED:
             fn = _raiser(f"the disassembly line `{ins.comment}` could not be parsed")
         elif builder is None:
@@ -362,5 +372,26 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
         if ins.opcode in READS_DEST:
             srcs += tuple(k for o in defs for k in reg_keys(o))
         dkeys = () if self_managed else tuple(k for o in defs for k in reg_keys(o))
-        ops.append(Op(fn, tuple(dict.fromkeys(srcs)), dkeys, ins, index))
+        batchable = (builder is not None and not cx.lane_bound and _batchable(ins, defs)
+                     and not getattr(fn, "lane_bound", False))
+        ops.append(Op(fn, tuple(dict.fromkeys(srcs)), dkeys, ins, index, batchable))
     return ops
+
+
+_VECTOR_FAMILIES = frozenset({"VOP", "MFMA", "DS", "MUBUF", "GLOBAL", "FLAT"})
+_LANE_SPECIFIC = ("v_readlane", "v_writelane", "v_readfirstlane", "v_mbcnt", "v_permlane", "v_swap")
+
+
+def _batchable(ins: Instruction, defs) -> bool:
+    """Vector ops that write only VGPRs/AGPRs/memory and read no lane masks or lane numbers."""
+    try:
+        family = ins.info.family
+    except KeyError:
+        return False
+    if family not in _VECTOR_FAMILIES or ins.opcode.startswith(_LANE_SPECIFIC):
+        return False
+    if any(m in ("dpp8", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr", "wave_rol", "wave_ror",
+                 "row_mirror", "row_half_mirror", "row_bcast", "quad_perm", "row_newbcast", "row_share",
+                 "row_xmask") for m, _ in ins.modifiers):
+        return False
+    return all(isinstance(d, Reg) and d.kind in "va" for d in defs)

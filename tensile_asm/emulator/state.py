@@ -53,13 +53,14 @@ class Wave:
     __slots__ = ("v", "vf", "a", "s", "scc", "exec", "exec_lanes", "exec_full", "pc", "done", "at_barrier",
                  "epoch", "rstate", "pending", "index", "group", "lanes", "instructions", "trace")
 
-    def __init__(self, index: int, group, num_vgprs: int, num_agprs: int, lanes: int = 64):
+    def __init__(self, index: int, group, num_vgprs: int, num_agprs: int, lanes: int = 64, v=None, a=None):
         self.index = index                  # wave number within the workgroup
         self.group = group
         self.lanes = lanes
-        self.v = np.zeros((max(num_vgprs, 1), lanes), np.uint32)
+        # ``v``/``a`` may be column views into the workgroup's register storage (see batch.py).
+        self.v = np.zeros((max(num_vgprs, 1), lanes), np.uint32) if v is None else v
         self.vf = self.v.view(np.float32)
-        self.a = np.zeros((max(num_agprs, 1), lanes), np.uint32)
+        self.a = np.zeros((max(num_agprs, 1), lanes), np.uint32) if a is None else a
         self.s = [0] * NUM_SCALAR
         self.scc = 0
         self.exec = 0
@@ -86,6 +87,14 @@ class Wave:
         st = self.rstate
         for k in keys:
             st[k] = READY
+
+    def split_columns(self, idx):
+        """[(wave index, the columns of ``idx`` that belong to it)]: one wave owns them all."""
+        return ((self.index, idx),)
+
+    def column_owners(self):
+        """[(wave index, column slice or None for all)] of an access's active-lane columns."""
+        return ((self.index, None),)
 
     def describe(self) -> str:
         g = self.group

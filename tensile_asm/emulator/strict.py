@@ -21,11 +21,11 @@ from tensile_asm.emulator.state import AKEY, PENDING, READY, UNWRITTEN, VKEY
 class Outstanding:
     """One issued memory operation that has not been waited for."""
 
-    __slots__ = ("inst", "keys", "kind", "lds_index")
+    __slots__ = ("inst", "keys", "kind", "lds_parts")
 
-    def __init__(self, inst, keys, kind, lds_index=None):
+    def __init__(self, inst, keys, kind, lds_parts=None):
         self.inst, self.keys, self.kind = inst, keys, kind     # kind: 'vm', 'lds', 'smem'
-        self.lds_index = lds_index                             # LDS writes: dwords, for the race checker
+        self.lds_parts = lds_parts     # LDS writes: ((wave index, dwords), ...), for the race checker
 
 
 class Pending:
@@ -40,7 +40,7 @@ class Pending:
 def issue(w, inst, keys, kind, lds_index=None) -> None:
     """Record a memory operation; its destination ``keys`` become PENDING."""
     p = w.pending
-    entry = Outstanding(inst, keys, kind, lds_index)
+    entry = Outstanding(inst, keys, kind, None if lds_index is None else w.split_columns(lds_index))
     (p.vm if kind == "vm" else p.lgkm).append(entry)
     st = w.rstate
     for k in keys:

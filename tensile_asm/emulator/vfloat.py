@@ -25,7 +25,7 @@ def fma_f32(a, b, c, denormals: bool = True):
     suspect = (s.view(U64) << _SHIFT) == _MIDPOINT
     if denormals:
         suspect |= np.abs(s) < _TINY
-    if suspect.any():
+    if suspect.ndim == 0 and suspect or suspect.ndim and np.count_nonzero(suspect):
         s = _round_to_odd(np.multiply(a, b, dtype=F64), np.asarray(c, F64), s)
     return s.astype(F32)
 

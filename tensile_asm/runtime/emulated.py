@@ -48,8 +48,23 @@ class EmulatedRuntime:
                 args.append(np.uint64(v))
             else:
                 args.append(np.uint32(v))
-        grid = (values["NumWorkGroups0"], values["NumWorkGroups1"], inst.batch if geometry.batched else 1)
+        batch = inst.batch if geometry.batched else 1
+        grid = (values["NumWorkGroups0"], values["NumWorkGroups1"] * geometry.global_split_u, batch)
         block = (geometry.num_threads, 1, 1)
         emulator = Emulator.load(str(co_path), strict=self.strict)
+        if geometry.global_split_u > 1:
+            self._beta_only(emulator, geometry, inst, buffers, beta if geometry.use_beta else 0.0)
         stats = emulator.launch(kernel_name, grid=grid, block=block, args=args)
         return LaunchResult(buffers["D"], stats)
+
+    def _beta_only(self, emulator, geometry: Geometry, inst: GemmInstance, buffers: dict, beta: float) -> None:
+        """GlobalSplitU: D = beta*C first; the GEMM's slices then add into D atomically."""
+        from tensile_asm.writer.beta_only import ROWS, COLS, beta_only_grid, beta_only_layout, beta_only_name
+
+        values = {"AddressD": buffers["D"], "AddressC": buffers["C"], "StridesD0": inst.ld["D"],
+                  "StridesD1": inst.batch_stride["D"], "StridesC0": inst.ld["C"], "StridesC1": inst.batch_stride["C"],
+                  "SizesFree0": inst.m, "SizesFree1": inst.n, "SizesFree2": inst.batch, "Beta": beta}
+        args = [values[a.name] if a.kind == "u64" else (np.float32(values[a.name]) if a.kind == "f32"
+                else np.uint32(values[a.name])) for a in beta_only_layout()]
+        grid = beta_only_grid(inst.m, inst.n, inst.batch if geometry.batched else 1)
+        emulator.launch(beta_only_name(geometry.batched), grid=grid, block=(ROWS * COLS, 1, 1), args=args)

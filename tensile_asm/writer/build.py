@@ -25,7 +25,8 @@ FEATURE_LIMITS = (
     ("GlobalLoadVectorWidthB", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
     ("PrefetchGlobalRead", {0, 1}, "PrefetchGlobalRead 2 is not implemented"),
     ("PrefetchLocalRead", {0, 1}, "PrefetchLocalRead > 1 is not implemented"),
-    ("GlobalSplitU", {1}, "GlobalSplitU > 1 is not implemented"),
+    ("GlobalSplitUAlgorithm", {"SingleBuffer"}, "GlobalSplitUAlgorithm MultipleBuffer is not implemented"),
+    ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
     ("WorkGroupMapping", {0, 1, 2, 4, 8, 16, 32, 64}, "WorkGroupMapping must be 1 or a positive power of two in this writer"),
     ("StaggerUMapping", {0}, "StaggerUMapping other than 0 is not implemented"),
     ("InnerUnroll", {1}, "InnerUnroll > 1 is not implemented"),
@@ -67,7 +68,8 @@ def geometry(solution) -> Geometry:
                     stagger_stride_shift=d.stagger_stride_shift,
                     lds_pad_a=d.lds_pad_a, lds_pad_b=d.lds_pad_b,
                     one_lds_buffer=int(p.get("1LDSBuffer", 0)) == 1,
-                    lds_min_bytes=d.lds_num_elements * d.bytes_per_element)
+                    lds_min_bytes=d.lds_num_elements * d.bytes_per_element,
+                    global_split_u=int(p.get("GlobalSplitU", 1)))
 
 
 def _problem_reason(solution) -> str | None:
@@ -126,6 +128,8 @@ def supports(solution, arch: Arch) -> str | None:
     reason = geometry_reason(g)
     if reason:
         return reason
+    if g.global_split_u > 1 and not arch.instructions.get("atomic_add_f32"):
+        return f"GlobalSplitU={g.global_split_u} needs buffer_atomic_add_f32, which {arch.name} lacks"
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
     try:
@@ -142,8 +146,24 @@ def build_kernel(solution, arch: Arch, name: str) -> Kernel:
     return write_kernel(geometry(solution), arch, name)
 
 
+def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
+    """The kernels plus the helper kernels they need (the beta-only kernel for GlobalSplitU), once each."""
+    from tensile_asm.writer.beta_only import beta_only_name, write_beta_only
+
+    out, names = list(kernels), {k.name for k in kernels}
+    for k in kernels:
+        if k.geometry.global_split_u > 1:
+            name = beta_only_name(k.geometry.batched)
+            if name not in names:
+                out.append(write_beta_only(arch, k.geometry.batched))
+                names.add(name)
+    return out
+
+
 def link_kernels(kernels: list[Kernel], arch: Arch, out_path: Path) -> None:
-    """Assemble each kernel without metadata, plus one metadata-only object, and link them."""
+    """Assemble each kernel (and the helpers they need) without metadata, plus one metadata-only
+    object, and link them into one code object."""
+    kernels = with_helpers(kernels, arch)
     objects = [toolchain.assemble(k.body_text(), arch, f"{k.name}.s") for k in kernels]
     meta = signature.header(arch) + signature.metadata_block(arch, [k.metadata() for k in kernels])
     objects.append(toolchain.assemble(meta, arch, "metadata.s"))

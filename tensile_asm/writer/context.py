@@ -41,6 +41,7 @@ class Geometry:
     lds_pad_b: int = 0
     one_lds_buffer: bool = False  # 1LDSBuffer: PrefetchGlobalRead with a single LDS buffer
     lds_min_bytes: int = 0        # LDS the kernel asks for at least (Tensile's MaxOccupancy padding)
+    global_split_u: int = 1       # GlobalSplitU: K split over this many work-groups, summed with atomics
 
     @property
     def mt0(self) -> int:

@@ -4,6 +4,8 @@ multiply-high whose exactness is checked here over every dividend the kernel can
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from tensile_asm.isa.instruction import inst
@@ -11,6 +13,7 @@ from tensile_asm.isa.module import Module
 from tensile_asm.writer.context import KernelContext
 
 
+@lru_cache(maxsize=None)
 def magic_for(divisor: int, max_dividend: int) -> tuple[int, int]:
     """(magic, shift) with floor(x * magic / 2**32) >> shift == x // divisor for 0 <= x <= max_dividend."""
     x = np.arange(max_dividend + 1, dtype=np.uint64)

@@ -34,7 +34,8 @@ class OperandTile:
     glvw: int                  # elements per load, along the unit-stride dimension
     free_size_arg: str         # SizesFree0 (M) or SizesFree1 (N)
     srd: VReg
-    increment: VReg
+    chunk_bytes: VReg          # bytes of one DepthU step along K
+    increment: VReg            # bytes one loop iteration advances (GlobalSplitU steps)
     offsets: list
     lds_addresses: list
     data: list                 # one VReg of glvw registers per load
@@ -58,6 +59,7 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         glvw=glvw,
         free_size_arg="SizesFree0" if name == "A" else "SizesFree1",
         srd=ctx.sgpr(f"Srd{name}", 4),
+        chunk_bytes=ctx.sgpr(f"DepthUBytes{name}"),
         increment=ctx.sgpr(f"GlobalReadInc{name}"),
         offsets=[ctx.vgpr(f"GlobalReadOffset{name}{i}") for i in range(n)],
         lds_addresses=[ctx.vgpr(f"LocalWriteAddr{name}{i}") for i in range(n)],
@@ -105,11 +107,15 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
     m.add(inst("s_lshl_b32", srd[2], arg(f"Tensor2dSize{op.name}")[0], shift,
                comment="num_records: this batch's matrix in bytes"),
           inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
-    # Bytes to advance per DepthU step along K.
+    # Bytes of one DepthU step along K, and of one iteration (GlobalSplitU steps).
     if op.tlu:
-        m.add(inst("s_mul_i32", op.increment, arg(op.stride_arg), g.depth_u * bpe))
+        m.add(inst("s_mul_i32", op.chunk_bytes, arg(op.stride_arg), g.depth_u * bpe))
     else:
-        m.add(inst("s_mov_b32", op.increment, g.depth_u * bpe))
+        m.add(inst("s_mov_b32", op.chunk_bytes, g.depth_u * bpe))
+    if g.global_split_u > 1:
+        m.add(inst("s_mul_i32", op.increment, op.chunk_bytes, g.global_split_u))
+    else:
+        m.add(inst("s_mov_b32", op.increment, op.chunk_bytes))
     tile_base = ctx.sgpr(f"TileBase{op.name}")
     m.add(inst("s_mul_i32", tile_base, getattr(regs, op.tile_id), op.macro_tile))
     lds_base = 0 if op.name == "A" else g.lds_offset_b

@@ -60,6 +60,7 @@ class _Parts:
     acc: object
     lr: local_memory.LocalReadState
     stagger: stagger.StaggerState | None = None
+    tail_fix: dict | None = None    # operand -> SGPR: bytes the offsets move before the tail loop
 
 
 def _mac_steps(p: _Parts, buffer: int) -> Module:
@@ -149,14 +150,59 @@ def _tail(p: _Parts, k_size) -> Module:
     ctx, g = p.ctx, p.ctx.geometry
     k_rem, tail_end = ctx.sgpr("TailSizeL"), ctx.label("TailLoopEndL")
     m = Module("tail loop")
+    if g.global_split_u > 1:
+        m.add(inst("s_cmp_lg_u32", p.regs.gsu_index, 0, comment="GlobalSplitU slice 0 sums the tail"),
+              inst("s_cbranch_scc1", tail_end))
     m.add(inst("s_and_b32", k_rem, k_size, g.depth_u - 1, comment="K % DepthU"),
           inst("s_cmp_eq_u32", k_rem, 0),
           inst("s_cbranch_scc1", tail_end))
-    if p.stagger is not None:
-        m.add(stagger.before_tail(ctx, [p.a, p.b], p.stagger))
+    if p.tail_fix is not None:
+        m.add([global_read.move(ctx, op, p.tail_fix[op.name]) for op in (p.a, p.b)])
     m.add(global_read.guarded_loads(ctx, p.a, p.regs, k_rem), global_read.guarded_loads(ctx, p.b, p.regs, k_rem),
           inst("s_barrier", comment="all waves done reading LDS"),
           _write_tile(p, 0), _mac_steps(p, 0), LabelDef(tail_end.name))
+    return m
+
+
+def _split_k(p: _Parts, chunks, counter) -> Module:
+    """Iterations of this work-group: all DepthU steps, or with GlobalSplitU G the steps s, s+G, ...
+    of slice s, whose loads then start s steps in."""
+    ctx, g = p.ctx, p.ctx.geometry
+    gsu = g.global_split_u
+    if gsu == 1:
+        return Module("iterations").add(inst("s_mov_b32", counter, chunks))
+    from tensile_asm.writer.prologue import scalar_divmod
+    m = Module(f"GlobalSplitU {gsu}: this slice's iterations")
+    left, rem, start = ctx.sgpr("StepsFromSlice"), ctx.sgpr("GsuRemainder"), ctx.sgpr("SliceStartBytes")
+    m.add(inst("s_sub_u32", left, chunks, p.regs.gsu_index),
+          inst("s_cselect_b32", left, 0, left, comment="borrow: no step for this slice"),
+          inst("s_add_u32", left, left, gsu - 1),
+          scalar_divmod(ctx, counter, rem, left, gsu))
+    for op in (p.a, p.b):
+        m.add(inst("s_mul_i32", start, p.regs.gsu_index, op.chunk_bytes), global_read.move(ctx, op, start))
+    return m
+
+
+def _tail_position(p: _Parts, chunks, counter) -> Module:
+    """Where the loads are after the loop, and the move to the tail's step (after all full steps).
+
+    After the loop the offsets are at step s + L*G (slice s of G, L iterations), or back at the
+    staggered start s + stagger*G when StaggerU wrapped them; the tail loop needs step ``chunks``."""
+    ctx, g = p.ctx, p.ctx.geometry
+    if g.global_split_u == 1 and p.stagger is None:
+        return Module("tail position: offsets already there")
+    m = Module("tail position")
+    end = ctx.sgpr("StepsAfterLoop")
+    iterations = p.stagger.iterations if p.stagger is not None else counter
+    m.add(inst("s_mul_i32", end, iterations, g.global_split_u))
+    if g.global_split_u > 1:
+        m.add(inst("s_add_u32", end, end, p.regs.gsu_index))
+    m.add(inst("s_sub_u32", end, chunks, end, comment="steps from there to the tail (may wrap: offsets are mod 2^32)"))
+    p.tail_fix = {}
+    for op in (p.a, p.b):
+        fix = ctx.sgpr(f"TailFix{op.name}")
+        m.add(inst("s_mul_i32", fix, end, op.chunk_bytes))
+        p.tail_fix[op.name] = fix
     return m
 
 
@@ -175,10 +221,13 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
              mac.zero_accumulators(ctx, acc))
     parts = _Parts(ctx, regs, a, b, acc, lr_state)
     k_size, counter = regs.arg("SizesSum0"), ctx.sgpr("LoopCounterL")
-    body.add(inst("s_lshr_b32", counter, k_size, g.depth_u.bit_length() - 1, comment=f"K / DepthU={g.depth_u}"))
+    chunks = ctx.sgpr("NumChunksL")
+    body.add(inst("s_lshr_b32", chunks, k_size, g.depth_u.bit_length() - 1, comment=f"K / DepthU={g.depth_u}"),
+             _split_k(parts, chunks, counter))
     if g.stagger_u > 1:
         stagger_mod, parts.stagger = stagger.setup(ctx, regs, [a, b], counter)
         body.add(stagger_mod)
+    body.add(_tail_position(parts, chunks, counter))
     loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
     body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc), inst("s_endpgm"))
 

@@ -29,6 +29,7 @@ class EntryRegisters:
     split_group: VReg          # LocalSplitU group of the thread (0 when LocalSplitU is 1)
     tile0: VReg                # which MacroTile of C along dim 0 / dim 1 this work-group computes
     tile1: VReg
+    gsu_index: VReg            # which GlobalSplitU slice of K this work-group sums
 
     def arg(self, name: str) -> VRegRef:
         return self.args[name]
@@ -43,7 +44,7 @@ def entry_registers(ctx: KernelContext, layout: list[Argument]) -> tuple[EntryRe
     block = ctx.sgpr("KernArgs", dwords, align=4)
     args = {a.name: block.slice(a.offset // 4, a.size // 4) for a in layout}
     regs = EntryRegisters(kernarg_ptr, workgroup, serial, args, ctx.vgpr("Tid0"), ctx.vgpr("Tid1"),
-                          ctx.vgpr("SplitGroup"), ctx.sgpr("TileId0"), ctx.sgpr("TileId1"))
+                          ctx.vgpr("SplitGroup"), ctx.sgpr("TileId0"), ctx.sgpr("TileId1"), ctx.sgpr("GSUSumIdx"))
     return regs, block
 
 
@@ -74,6 +75,21 @@ def thread_coordinates(ctx: KernelContext, regs: EntryRegisters) -> Module:
     return m
 
 
+def scalar_divmod(ctx: KernelContext, quotient: VReg, remainder: VReg, dividend, divisor: int) -> Module:
+    """Scalar quotient and remainder by a constant, for dividends below 2^24 (work-group ids)."""
+    m = Module(f"scalar divmod by {divisor}")
+    if divisor & (divisor - 1) == 0:
+        shift = divisor.bit_length() - 1
+        return m.add(inst("s_lshr_b32", quotient, dividend, shift), inst("s_and_b32", remainder, dividend, divisor - 1))
+    from tensile_asm.writer.divide import magic_for
+    magic, shift = magic_for(divisor, (1 << 24) - 1)
+    m.add(inst("s_mul_hi_u32", quotient, dividend, magic),
+          inst("s_lshr_b32", quotient, quotient, shift) if shift else None,
+          inst("s_mul_i32", remainder, quotient, divisor),
+          inst("s_sub_u32", remainder, dividend, remainder))
+    return m
+
+
 def workgroup_mapping(ctx: KernelContext, regs: EntryRegisters) -> Module:
     """Which C tile this work-group computes. WorkGroupMapping W > 1 walks the tiles in blocks of W
     along dim 1 for cache locality (Tensile's mapping, with the remainder block handled by the host's
@@ -82,6 +98,12 @@ def workgroup_mapping(ctx: KernelContext, regs: EntryRegisters) -> Module:
     wgm = g.workgroup_mapping
     m = Module(f"work-group mapping (WorkGroupMapping {wgm})")
     wg0, wg1 = regs.workgroup[0], regs.workgroup[1]
+    if g.global_split_u > 1:
+        # Work-group id 1 counts GlobalSplitU slices fastest: slice = wg1 % GSU, tile row = wg1 / GSU.
+        gsu = g.global_split_u
+        reduced = ctx.sgpr("WorkGroup1Tiles")
+        m.add(scalar_divmod(ctx, reduced, regs.gsu_index, wg1, gsu))
+        wg1 = reduced
     if wgm <= 1:
         return m.add(inst("s_mov_b32", regs.tile0, wg0), inst("s_mov_b32", regs.tile1, wg1))
     if wgm & (wgm - 1):

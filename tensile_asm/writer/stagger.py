@@ -1,8 +1,8 @@
 """StaggerU: each work-group starts its walk along K at a different DepthU step (by work-group id
 along dim 0), wrapping around at the end of the unrolled iterations, so that work-groups running at
 the same time hit different memory channels. The sum is the same; only the order of the K steps
-changes. The tail loop then needs the load offsets at the end of the unrolled range, where they would be
-without the stagger; they are moved there once after the loop.
+changes. After the loop the offsets are back at the stagger start (``start_chunk``); the kernel moves
+them to where the tail loop needs them.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from tensile_asm.writer.prologue import EntryRegisters
 class StaggerState:
     until_wrap: VReg                 # advances left before the offsets jump back to the start
     wrap_bytes: dict                 # operand -> SGPR: bytes of all unrolled iterations
-    tail_fix: dict                   # operand -> SGPR: bytes from the stagger start to the range's end
+    iterations: VReg                 # iterations the start is staggered by
 
 
 def setup(ctx: KernelContext, regs: EntryRegisters, ops: list[OperandTile], loop_iters: VReg) -> tuple[Module, StaggerState]:
     g = ctx.geometry
     m = Module(f"StaggerU {g.stagger_u}")
     stagger, amount = ctx.sgpr("StaggerUIter"), ctx.sgpr("StaggerBytes")
-    state = StaggerState(ctx.sgpr("StaggerUntilWrap"), {}, {})
+    state = StaggerState(ctx.sgpr("StaggerUntilWrap"), {}, stagger)
     m.add(inst("s_and_b32", stagger, regs.workgroup[0], g.stagger_u - 1))
     if g.stagger_stride_shift:
         m.add(inst("s_lshl_b32", stagger, stagger, g.stagger_stride_shift))
@@ -36,11 +36,10 @@ def setup(ctx: KernelContext, regs: EntryRegisters, ops: list[OperandTile], loop
           inst("s_cselect_b32", stagger, 0, stagger, comment="no stagger past the unrolled iterations"),
           inst("s_sub_u32", state.until_wrap, loop_iters, stagger))
     for op in ops:
-        wrap, fix = ctx.sgpr(f"StaggerWrapBytes{op.name}"), ctx.sgpr(f"StaggerTailFix{op.name}")
-        state.wrap_bytes[op.name], state.tail_fix[op.name] = wrap, fix
+        wrap = ctx.sgpr(f"StaggerWrapBytes{op.name}")
+        state.wrap_bytes[op.name] = wrap
         m.add(inst("s_mul_i32", wrap, loop_iters, op.increment),
               inst("s_mul_i32", amount, stagger, op.increment),
-              inst("s_sub_u32", fix, wrap, amount),
               move(ctx, op, amount))
     return m, state
 
@@ -55,11 +54,3 @@ def after_advance(ctx: KernelContext, ops: list[OperandTile], state: StaggerStat
     for op in ops:
         m.add(move(ctx, op, state.wrap_bytes[op.name], negative=True))
     return m.add(LabelDef(skip.name))
-
-
-def before_tail(ctx: KernelContext, ops: list[OperandTile], state: StaggerState) -> Module:
-    """After the loop the offsets are back at the stagger start; move them to the range's end."""
-    m = Module("StaggerU: offsets to the end of the unrolled range")
-    for op in ops:
-        m.add(move(ctx, op, state.tail_fix[op.name]))
-    return m

@@ -1,5 +1,8 @@
 """Write the C tile: D = alpha*acc + beta*C, with edges masked.
 
+With GlobalSplitU the slices add alpha*acc into D with ``buffer_atomic_add_f32``, after the
+beta-only kernel (``beta_only.py``) has set D = beta*C.
+
 Elements past M or N get an out-of-range buffer offset, so their stores are dropped (and their C loads
 return 0). When beta is 0 the kernel takes a path that never loads C, so NaNs in C cannot reach D.
 Without LocalSplitU each thread writes its own thread tile, one column at a time; with LocalSplitU the
@@ -59,7 +62,7 @@ def _masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
         inst("v_cndmask_b32", dst, ctx.oob_offset, row, VCC))
 
 
-def _store_column(ctx, regs, col: Column, srd_c, srd_d, with_beta: bool) -> Module:
+def _store_column(ctx, regs, col: Column, srd_c, srd_d, with_beta: bool, atomic: bool = False) -> Module:
     g = ctx.geometry
     shift = g.bytes_per_element.bit_length() - 1
     n = len(col.values)
@@ -87,8 +90,9 @@ def _store_column(ctx, regs, col: Column, srd_c, srd_d, with_beta: bool) -> Modu
         m.add(waitcnt(vmcnt=0, comment="C loaded"))
         for i, v in enumerate(col.values):
             m.add(fma(ctx, v, regs.arg("Beta"), c_values[i]))
+    store = "buffer_atomic_add_f32" if atomic else "buffer_store_dword"
     for i, v in enumerate(col.values):
-        m.add(inst("buffer_store_dword", v, offsets[i], srd_d, 0, mods=["offen"]))
+        m.add(inst(store, v, offsets[i], srd_d, 0, mods=["offen"]))
     return m
 
 
@@ -184,6 +188,9 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> Module:
     else:
         cols_mod, columns = _thread_tile_columns(ctx, regs, acc)
     m.add(srd_d_mod, cols_mod)
+    if g.global_split_u > 1:
+        # D already holds beta*C (the beta-only kernel ran first); every slice adds alpha * its sum.
+        return m.add([_store_column(ctx, regs, c, None, srd_d, False, atomic=True) for c in columns])
     if not g.use_beta:
         return m.add([_store_column(ctx, regs, c, None, srd_d, False) for c in columns])
     srd_c_mod, srd_c = _matrix_srd(ctx, regs, "C")
