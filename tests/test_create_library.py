@@ -45,21 +45,21 @@ def test_builds_the_example_logic(tmp_path):
     report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake)
     assert files(tmp_path) == ["library/TensileLibrary.yaml", "library/TensileLibrary_gfx90a.co", "support.json"]
     (names, arch, _), = fake.calls
-    assert arch == "gfx90a" and len(names) == 4 and all(n.startswith("Cijk_Ailk_Bljk_SB_MT") for n in names)
+    assert arch == "gfx90a" and len(names) == 5 and all(n.startswith("Cijk_Ailk_Bljk_SB_MT") for n in names)
     assert all("_K1_" in n for n in names)
     co = (tmp_path / "library/TensileLibrary_gfx90a.co").read_bytes()
     assert co.startswith(b"\x7fELF") and all(n.encode() in co for n in names)
     lib = yaml.safe_load((tmp_path / "library/TensileLibrary.yaml").read_text())
     assert [s["name"] for s in lib["solutions"]] == names  # library names are the kernel symbols
     support = json.loads((tmp_path / "support.json").read_text())
-    assert len(support) == 5 and all(set(e) == {"name", "architecture", "built", "reason"} for e in support)
+    assert len(support) == 6 and all(set(e) == {"name", "architecture", "built", "reason"} for e in support)
     built = [e for e in support if e["built"]]
     assert [e["name"] for e in built] == names and all(e["reason"] is None for e in built)
     (no,) = [e for e in support if not e["built"]]
     assert no["reason"] == "LocalSplitU > 1 is not implemented (fake)" and "WG8_8_4" in no["name"]
-    assert len(report.built) == 4 and len(report.not_built) == 1
+    assert len(report.built) == 5 and len(report.not_built) == 1
     table = report.table()
-    assert "4 built, 1 not built" in table and "LocalSplitU > 1 is not implemented (fake)" in table
+    assert "5 built, 1 not built" in table and "LocalSplitU > 1 is not implemented (fake)" in table
 
 
 def test_library_selects_built_solutions(tmp_path):
@@ -78,7 +78,7 @@ def test_msgpack_format_and_no_merge_files(tmp_path):
     fake = FakeBuilder()
     create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake, library_format="msgpack", merge_files=False)
     assert "library/TensileLibrary.dat" in files(tmp_path)
-    assert len(fake.calls) == 4 and all(len(names) == 1 for names, _, _ in fake.calls)
+    assert len(fake.calls) == 5 and all(len(names) == 1 for names, _, _ in fake.calls)
     for names, _, _ in fake.calls:
         assert f"library/{names[0]}_gfx90a.co" in files(tmp_path)
     assert Library.load(tmp_path).select(Problem.make(NN, 64, 64, 64)) is not None
@@ -96,7 +96,7 @@ def test_unparsed_and_invalid_solutions_are_reported(tmp_path):
     assert len(contraction) == 5 and not any(e["built"] for e in contraction)
     assert all("TensorContraction" in e["reason"] for e in contraction)
     assert contraction[0]["name"] == "Cijk_Ailk_Bljk_SBIIc_MT64x64x16_SN_TT4_4_WG16_16_1"  # stored name
-    assert len(report.built) == 4
+    assert len(report.built) == 5
 
 
 def test_builder_failure_leaves_no_outputs(tmp_path):
@@ -148,7 +148,7 @@ def test_cli_with_injected_builder(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(create, "_default_builder", lambda: FakeBuilder())
     assert main(["--architecture", "gfx90a", str(EXAMPLE_DIR), str(tmp_path), "HIP"]) == 0
     out = capsys.readouterr().out
-    assert "4 built, 1 not built" in out and "TensileLibrary_gfx90a.co" in out
+    assert "5 built, 1 not built" in out and "TensileLibrary_gfx90a.co" in out
 
 
 def _have_toolchain() -> bool:

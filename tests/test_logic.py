@@ -176,13 +176,13 @@ def test_the_shipped_example_logic_file():
     lf = read_logic_file(REPO / "logic" / "aldebaran_Cijk_Ailk_Bljk_SB.yaml")
     raw = yaml.safe_load((REPO / "logic" / "aldebaran_Cijk_Ailk_Bljk_SB.yaml").read_text())
     assert len(raw) == 11 and lf.architecture == "gfx90a" and lf.problem_type == NN
-    assert len(lf.solutions) == 5 and not lf.failures and len(lf.exact_logic) >= 8
+    assert len(lf.solutions) == 6 and not lf.failures and len(lf.exact_logic) >= 8
     assert all(s.valid and s.params["KernelLanguage"] == "Assembly" for s in lf.solutions)
     lsu = [s.derived.local_split_u for s in lf.solutions]
-    assert lsu.count(1) == 4 and lsu.count(4) == 1
+    assert lsu.count(1) == 5 and lsu.count(4) == 1
+    features = [(s.params["VectorWidth"], s.params["PrefetchGlobalRead"], s.params["PrefetchLocalRead"],
+                 s.params["GlobalSplitU"], s.params["GlobalSplitUAlgorithm"]) for s in lf.solutions]
+    assert features[2] == (4, 1, 1, 1, "SingleBuffer") and features[5] == (1, 0, 0, 4, "MultipleBuffer")
     for s in lf.solutions:
-        p = s.params
-        assert (p["VectorWidth"], p["GlobalReadVectorWidth"], p["PrefetchGlobalRead"], p["PrefetchLocalRead"],
-                p["WorkGroupMapping"], p["StaggerU"], p["GlobalSplitU"]) == (1, 1, 0, 0, 1, 0, 1)
         assert s.derived.depth_u & (s.derived.depth_u - 1) == 0
-    assert {r.solution_index for r in lf.exact_logic} == set(range(5))
+    assert {r.solution_index for r in lf.exact_logic} == set(range(6))
