@@ -24,6 +24,7 @@ M32, M64 = 0xFFFFFFFF, (1 << 64) - 1
 FLT_MIN = np.float32(1.17549435e-38)
 
 HANDLERS: dict = {}
+PREFIX_HANDLERS: dict = {}       # opcode prefix -> builder, for families parsed from the name (MFMA)
 
 
 def handles(*opcodes):
@@ -348,6 +349,8 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
     for index, ins in enumerate(instructions):
         check_limits(ins, limits)
         builder = HANDLERS.get(ins.opcode)
+        if builder is None:
+            builder = next((b for p, b in PREFIX_HANDLERS.items() if ins.opcode.startswith(p)), None)
         cx.lane_bound = False
         if ins.opcode == UNPARSED:
             fn = _raiser(f"the disassembly line `{ins.comment}` could not be parsed")

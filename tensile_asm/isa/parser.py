@@ -37,7 +37,7 @@ _COUNTER = re.compile(r"(\w+)\((\d+)\)")
 
 # Bare modifier flags (no value) of memory and VOP3 instructions.
 FLAGS = frozenset({"offen", "idxen", "addr64", "glc", "slc", "dlc", "lds", "gds", "tfe", "lwe", "clamp",
-                   "sc0", "sc1", "nt", "d16", "unorm", "da", "a16", "r128", "row_mirror",
+                   "sc0", "sc1", "nt", "d16", "unorm", "da", "r128", "row_mirror",   # not a16: the register a16
                    "row_half_mirror", "row_bcast:15", "row_bcast:31", "wave_shl:1", "wave_rol:1",
                    "wave_shr:1", "wave_ror:1", "bound_ctrl:0", "fi:1"})
 # SDWA selector names as small integers (the encoding's values).
