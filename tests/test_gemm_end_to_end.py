@@ -123,3 +123,38 @@ def test_removed_waitcnt_is_reported_by_the_strict_emulator(tmp_path):
     [r] = verify_sizes(co, "nowait", geometry(sol), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime())
     assert not r.passed
     assert "still in flight" in r.detail and "buffer_load_dword" in r.detail and "0x" in r.detail
+
+
+TYPED = [("H", "H", "S"), ("H", "S", "S"), ("B", "B", "S"), ("B", "S", "S"), ("H", "H", "H"), ("D", "D", "D")]
+TYPE_NAMES = {"S": "s", "D": "d", "H": "h", "B": "b"}
+
+
+@pytest.mark.parametrize("types", TYPED, ids=lambda t: "".join(t))
+@pytest.mark.parametrize("arch_name,ta,tb", [("gfx90a", False, False), ("gfx942", True, True), ("gfx908", False, True)])
+def test_data_types(types, arch_name, ta, tb, tmp_path):
+    """fp16/bf16 inputs (widened to fp32 in LDS, fp32 accumulation), fp16/bf16/fp32 outputs, and fp64."""
+    a_type, d_type, c_type = types
+    if a_type == "D":
+        import tensile_asm.emulator  # noqa: F401  (registers the instruction handlers)
+        from tensile_asm.emulator.program import HANDLERS
+        if "v_fma_f64" not in HANDLERS:
+            pytest.skip("the emulator does not execute v_fma_f64 yet, so fp64 kernels cannot be verified")
+    pt = {"OperationType": "GEMM", "DataType": TYPE_NAMES[a_type], "DestDataType": TYPE_NAMES[d_type],
+          "ComputeDataType": TYPE_NAMES[c_type], "TransposeA": ta, "TransposeB": tb, "Batched": True,
+          "UseBeta": True, "HighPrecisionAccumulate": c_type == "S" and a_type != "S"}
+    params = {"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [4, 2], "DepthU": 8}
+    if a_type == "D":
+        params.update(VectorWidth=2, GlobalReadVectorWidth=2)
+    sol = Solution.from_dict(params, where="test")
+    arch = load_arch(arch_name)
+    from tensile_asm.writer.build import supports
+    assert supports(sol, arch) is None, supports(sol, arch)
+    kernel = build_kernel(sol, arch, "typed")
+    co = tmp_path / "typed.co"
+    toolchain.assemble_and_link(kernel.text(), arch, co)
+    g = geometry(sol)
+    assert (g.data_type, g.dest_type, g.compute_type) == types
+    for beta in (0.75, 0.0):
+        results = verify_sizes(co, "typed", g, [Size(37, 19, 29, 2), Size(1, 1, 1), Size(32, 16, 8)], 1.25, beta, 11,
+                               EmulatedRuntime())
+        assert all(r.passed for r in results), results

@@ -3,10 +3,14 @@
 Layout (column-major, Tensile's batched GEMM): A[m, k] at m + k*lda (transposed: k + m*lda),
 B[k, n] at k + n*ldb (transposed: n + k*ldb), C/D[m, n] at m + n*ldc; batch b adds b * batch_stride.
 
+Types: A/B and C/D are fp32 (S), fp64 (D), fp16 (H) or bf16 (B, held as uint16 bit patterns since
+numpy has no bfloat16); the reference computes in float64 from the exact input values.
+
 Error measure: for each element of D, |D - ref| / (|alpha|*(|A||B|)[m, n] + |beta|*|C[m, n]|), the
-componentwise bound a correctly rounded fp32 dot product satisfies; it must stay below
-``tolerance(K)`` = 4*(K + 2)*2^-24. Elements of D outside the M x N x batch region must keep their
-poison bits: a kernel that writes past the edges fails.
+componentwise bound a correctly rounded dot product satisfies; it must stay below
+``tolerance(K)`` = 4*(K + 2)*eps(accumulation) + 2*eps(D's type), with fp32 accumulation for S, H and
+B inputs and fp64 for D. Elements of D outside the M x N x batch region must keep their poison bits:
+a kernel that writes past the edges fails.
 """
 
 from __future__ import annotations
@@ -16,7 +20,31 @@ from dataclasses import dataclass, field
 import numpy as np
 
 EPS32 = 2.0 ** -24
-POISON = np.uint32(0x7FC0DEAD)   # a quiet NaN with a recognisable payload
+# per type: numpy storage, unit roundoff, poison bit pattern (quiet NaNs with a payload)
+STORAGE = {"S": np.float32, "D": np.float64, "H": np.float16, "B": np.uint16}
+ROUNDOFF = {"S": 2.0 ** -24, "D": 2.0 ** -53, "H": 2.0 ** -11, "B": 2.0 ** -8}
+POISON_BITS = {"S": 0x7FC0DEAD, "D": 0x7FF8DEADDEADDEAD, "H": 0x7E5D, "B": 0x7FDD}
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def to_float64(values: np.ndarray, type_char: str) -> np.ndarray:
+    if type_char == "B":
+        return (values.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    return values.astype(np.float64)
+
+
+def from_float(values: np.ndarray, type_char: str) -> np.ndarray:
+    """Round float values into the storage of a type (bf16 by round-to-nearest-even)."""
+    if type_char == "B":
+        bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        return rounded.astype(np.uint16)
+    return values.astype(STORAGE[type_char])
+
+
+def poison_bits(type_char: str):
+    size = np.dtype(STORAGE[type_char]).itemsize
+    return _UINT[size](POISON_BITS[type_char])
 
 
 @dataclass
@@ -27,6 +55,8 @@ class GemmInstance:
     batch: int
     transpose_a: bool
     transpose_b: bool
+    data_type: str = "S"
+    dest_type: str = "S"
     ld: dict = field(default_factory=dict)            # A, B, C, D leading dimensions
     batch_stride: dict = field(default_factory=dict)
     arrays: dict = field(default_factory=dict)         # flat float32 buffers A, B, C, D
@@ -55,39 +85,41 @@ class GemmInstance:
 
 
 def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = False, transpose_b: bool = False,
-                  pad: int = 0, beta_zero_c_nan: bool = False, seed: int = 0) -> GemmInstance:
+                  pad: int = 0, beta_zero_c_nan: bool = False, seed: int = 0, data_type: str = "S",
+                  dest_type: str = "S") -> GemmInstance:
     """Random data, never zeros: magnitudes in [0.25, 1) with random signs. D is poisoned."""
     rng = np.random.default_rng(seed)
-    inst = GemmInstance(m, n, k, batch, transpose_a, transpose_b)
+    inst = GemmInstance(m, n, k, batch, transpose_a, transpose_b, data_type, dest_type)
     for t in "ABCD":
+        type_char = data_type if t in "AB" else dest_type
         rows, cols = inst.shape2d(t)
         inst.ld[t] = rows + pad
         inst.batch_stride[t] = inst.ld[t] * cols + pad * 3
         size = inst.batch_stride[t] * batch
-        if t == "D":
-            inst.arrays[t] = np.full(size, POISON, dtype=np.uint32).view(np.float32)
-        elif t == "C" and beta_zero_c_nan:
-            inst.arrays[t] = np.full(size, np.nan, dtype=np.float32)
+        if t == "D" or (t == "C" and beta_zero_c_nan):
+            inst.arrays[t] = np.full(size, poison_bits(type_char)).view(STORAGE[type_char]) if type_char != "B" \
+                else np.full(size, poison_bits("B"), dtype=np.uint16)
         else:
-            mag = rng.uniform(0.25, 1.0, size).astype(np.float32)
-            inst.arrays[t] = np.where(rng.random(size) < 0.5, -mag, mag).astype(np.float32)
+            mag = rng.uniform(0.25, 1.0, size)
+            inst.arrays[t] = from_float(np.where(rng.random(size) < 0.5, -mag, mag), type_char)
     return inst
 
 
 def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """float64 alpha*A@B + beta*C, and the componentwise error scale for each element."""
-    a, b = inst.view("A").astype(np.float64), inst.view("B").astype(np.float64)
+    a, b = to_float64(inst.view("A"), inst.data_type), to_float64(inst.view("B"), inst.data_type)
     ref = alpha * np.matmul(a, b)
     scale = abs(alpha) * np.matmul(np.abs(a), np.abs(b))
     if beta != 0.0:
-        c = inst.view("C").astype(np.float64)
+        c = to_float64(inst.view("C"), inst.dest_type)
         ref = ref + beta * c
         scale = scale + abs(beta) * np.abs(c)
     return ref, scale
 
 
-def tolerance(k: int) -> float:
-    return 4.0 * (k + 2) * EPS32
+def tolerance(k: int, data_type: str = "S", dest_type: str = "S") -> float:
+    accumulate = ROUNDOFF["D"] if data_type == "D" else ROUNDOFF["S"]
+    return 4.0 * (k + 2) * accumulate + 2.0 * ROUNDOFF[dest_type]
 
 
 @dataclass
@@ -104,17 +136,17 @@ class Comparison:
 
 def compare(inst: GemmInstance, d_flat: np.ndarray, alpha: float, beta: float) -> Comparison:
     ref, scale = reference(inst, alpha, beta)
-    got = inst.view("D", d_flat).astype(np.float64)
+    got = to_float64(inst.view("D", d_flat), inst.dest_type)
     with np.errstate(invalid="ignore", divide="ignore"):
         rel = np.abs(got - ref) / np.maximum(scale, np.finfo(np.float64).tiny)
     rel = np.where(np.isnan(got), np.inf, rel)
-    tol = tolerance(inst.k)
+    tol = tolerance(inst.k, inst.data_type, inst.dest_type)
     # Everything outside the logical D region must still hold the poison pattern.
     mask = np.zeros(d_flat.size, dtype=bool)
     mask[_region_indices(inst)] = True
-    outside = d_flat.view(np.uint32)[~mask]
+    outside = d_flat.view(_UINT[d_flat.itemsize])[~mask]
     return Comparison(float(rel.max()) if rel.size else 0.0, tol, int((rel > tol).sum()),
-                      int((outside != POISON).sum()))
+                      int((outside != poison_bits(inst.dest_type)).sum()))
 
 
 def _region_indices(inst: GemmInstance) -> np.ndarray:

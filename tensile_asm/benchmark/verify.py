@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from tensile_asm.benchmark.reference import compare, make_instance
 from tensile_asm.errors import EmulationError
 from tensile_asm.writer.context import Geometry
@@ -38,13 +40,17 @@ def verify_sizes(co_path: Path, kernel_name: str, geometry: Geometry, sizes: lis
     for i, size in enumerate(sizes):
         batch = size.batch if geometry.batched else 1
         inst = make_instance(size.m, size.n, size.k, batch, geometry.transpose_a, geometry.transpose_b,
-                             pad=pad, beta_zero_c_nan=(beta == 0.0), seed=seed + i)
+                             pad=pad, beta_zero_c_nan=(beta == 0.0), seed=seed + i,
+                             data_type=geometry.data_type, dest_type=geometry.dest_type)
         try:
             launch = runtime.run_gemm(co_path, kernel_name, geometry, inst, alpha, beta)
         except EmulationError as e:
             results.append(CaseResult(size, alpha, beta, None, None, False, f"emulator: {e}"))
             continue
-        cmp = compare(inst, launch.d, alpha, beta)
+        # alpha and beta reach the kernel in the compute type (fp16 ones are rounded on the way)
+        a_eff, b_eff = (float(np.float16(alpha)), float(np.float16(beta))) if geometry.compute_type == "H" \
+            else (alpha, beta)
+        cmp = compare(inst, launch.d, a_eff, b_eff)
         detail = ""
         if cmp.outside_writes:
             detail = f"{cmp.outside_writes} elements written outside D's M x N region"

@@ -30,7 +30,7 @@ class EmulatedRuntime:
                  alpha: float, beta: float) -> LaunchResult:
         from tensile_asm.emulator import Emulator
 
-        layout = argument_layout(geometry.batched, geometry.use_beta)
+        layout = argument_layout(geometry.batched, geometry.use_beta, geometry.compute_type)
         buffers = {t: inst.arrays[t].copy() for t in "ABCD"}
         values = argument_values(
             m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld, batch_stride=inst.batch_stride,
@@ -44,6 +44,10 @@ class EmulatedRuntime:
                 args.append(v)
             elif arg.kind == "f32":
                 args.append(np.float32(v))
+            elif arg.kind == "f64":
+                args.append(np.float64(v))
+            elif arg.kind == "f16":   # the half's bits in the low 16 bits of a 4-byte slot
+                args.append(np.uint32(np.float16(v).view(np.uint16)))
             elif arg.kind == "u64":
                 args.append(np.uint64(v))
             else:

@@ -22,16 +22,21 @@ class Argument:
     offset: int
 
 
-def argument_layout(batched: bool, use_beta: bool) -> list[Argument]:
+# alpha/beta slot per compute type: its size (at least 4 bytes, as Tensile passes them) and kind
+SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16")}
+
+
+def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S") -> list[Argument]:
     strides = 2 if batched else 1          # NumIndicesC - 1 for C/D, len(A) - 1 for A/B
     free = 3 if batched else 2
+    size, kind = SCALAR_KIND[compute_type]
     spec: list[tuple[str, int, str]] = [
         ("Tensor2dSizeA", 8, "u64"), ("Tensor2dSizeB", 8, "u64"),
         ("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressA", 8, "u64"), ("AddressB", 8, "u64"),
-        ("Alpha", 4, "f32"),
+        ("Alpha", size, kind),
     ]
     if use_beta:
-        spec.append(("Beta", 4, "f32"))
+        spec.append(("Beta", size, kind))
     for t in "DCAB":
         spec += [(f"Strides{t}{i}", 4, "u32") for i in range(strides)]
     spec += [(f"SizesFree{i}", 4, "u32") for i in range(free)]
@@ -91,6 +96,7 @@ def pack_arguments(layout: list[Argument], values: dict[str, int | float]) -> by
     buf = bytearray(kernarg_size(layout))
     for arg in layout:
         v = values[arg.name]
-        fmt = {"u64": "<Q", "u32": "<I", "f32": "<f"}[arg.kind]
-        struct.pack_into(fmt, buf, arg.offset, float(v) if arg.kind == "f32" else int(v) & ((1 << (8 * arg.size)) - 1))
+        fmt = {"u64": "<Q", "u32": "<I", "f32": "<f", "f64": "<d", "f16": "<e"}[arg.kind]
+        floating = arg.kind in ("f32", "f64", "f16")
+        struct.pack_into(fmt, buf, arg.offset, float(v) if floating else int(v) & ((1 << (8 * arg.size)) - 1))
     return bytes(buf)

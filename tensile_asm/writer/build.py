@@ -58,7 +58,7 @@ def geometry(solution) -> Geometry:
     return Geometry(wg0=d.wg0, wg1=d.wg1, tt0=d.tt0, tt1=d.tt1, depth_u=d.depth_u,
                     transpose_a=pt.transpose_a, transpose_b=pt.transpose_b,
                     batched=pt.batched, use_beta=pt.use_beta,
-                    bytes_per_element=pt.data_type.bytes,
+                    data_type=pt.data_type.char, dest_type=pt.dest_type.char, compute_type=pt.compute_type.char,
                     local_split_u=d.local_split_u, vector_width=d.vector_width,
                     glvw_a=d.glvw_a, glvw_b=d.glvw_b,
                     prefetch_global_read=bool(p.get("PrefetchGlobalRead", 0)),
@@ -72,13 +72,18 @@ def geometry(solution) -> Geometry:
                     global_split_u=int(p.get("GlobalSplitU", 1)))
 
 
+# (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at
+# the store: more accurate than Tensile's fp16 accumulation) and the HPA forms of H and B.
+SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H", "S"), ("H", "S", "S"),
+                   ("B", "B", "S"), ("B", "S", "S")}
+
+
 def _problem_reason(solution) -> str | None:
     pt = solution.problem_type
-    types = {pt.data_type.char, pt.dest_type.char, pt.compute_type.char}
-    if types != {"S"}:
-        return f"data types {pt.data_type.char}/{pt.dest_type.char}/{pt.compute_type.char}: only single precision (S) is implemented"
-    if getattr(pt, "high_precision_accumulate", False):
-        return "HighPrecisionAccumulate is not implemented"
+    types = (pt.data_type.char, pt.dest_type.char, pt.compute_type.char)
+    if types not in SUPPORTED_TYPES:
+        names = ", ".join("".join(t) for t in sorted(SUPPORTED_TYPES))
+        return f"data types {''.join(types)} (A/B, C/D, compute) are not implemented; the writer builds {names}"
     if not getattr(pt, "strided_batched", True):
         return "general (pointer-array) batched GEMM is not implemented"
     if getattr(pt, "use_initial_strides_ab", False) or getattr(pt, "use_initial_strides_cd", False):
@@ -105,6 +110,13 @@ def geometry_reason(g: Geometry) -> str | None:
     if g.local_split_u > 1 and (g.mt0 * g.mt1) % g.num_threads:
         return (f"LocalSplitU={g.local_split_u}: the {g.mt0}x{g.mt1} tile does not split evenly over "
                 f"{g.num_threads} threads for the reduction")
+    if g.local_split_u > 1 and g.acc_regs > 1:
+        return "LocalSplitU with fp64 accumulators is not implemented"
+    if g.in_bpe < 4 and (g.glvw_a > 1 or g.glvw_b > 1):
+        return ("GlobalReadVectorWidth > 1 for 16-bit inputs is not implemented (a vector load could "
+                "straddle the end of the matrix)")
+    if g.glvw_a * g.in_bpe > 16 or g.glvw_b * g.in_bpe > 16:
+        return f"GlobalReadVectorWidth x {g.in_bpe} bytes exceeds the 16-byte load"
     if g.depth_u % g.local_split_u:
         return f"DepthU={g.depth_u} is not a multiple of LocalSplitU={g.local_split_u}"
     return None
@@ -130,6 +142,8 @@ def supports(solution, arch: Arch) -> str | None:
         return reason
     if g.global_split_u > 1 and not arch.instructions.get("atomic_add_f32"):
         return f"GlobalSplitU={g.global_split_u} needs buffer_atomic_add_f32, which {arch.name} lacks"
+    if g.global_split_u > 1 and (g.dest_type, g.compute_type) != ("S", "S"):
+        return f"GlobalSplitU={g.global_split_u} is implemented for fp32 C/D only (atomic fp32 adds)"
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
     try:

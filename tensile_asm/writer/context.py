@@ -27,7 +27,9 @@ class Geometry:
     transpose_b: bool
     batched: bool
     use_beta: bool
-    bytes_per_element: int = 4
+    data_type: str = "S"          # A and B in memory: S, D, H (fp16) or B (bf16)
+    dest_type: str = "S"          # C and D in memory
+    compute_type: str = "S"       # alpha and beta
     local_split_u: int = 1
     vector_width: int = 1
     glvw_a: int = 1
@@ -42,6 +44,33 @@ class Geometry:
     one_lds_buffer: bool = False  # 1LDSBuffer: PrefetchGlobalRead with a single LDS buffer
     lds_min_bytes: int = 0        # LDS the kernel asks for at least (Tensile's MaxOccupancy padding)
     global_split_u: int = 1       # GlobalSplitU: K split over this many work-groups, summed with atomics
+
+    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2}
+
+    @property
+    def in_bpe(self) -> int:
+        """Bytes of one A/B element in memory."""
+        return self.TYPE_BYTES[self.data_type]
+
+    @property
+    def out_bpe(self) -> int:
+        """Bytes of one C/D element in memory."""
+        return self.TYPE_BYTES[self.dest_type]
+
+    @property
+    def acc_regs(self) -> int:
+        """Registers per accumulator and per LDS element: fp64 for D, otherwise fp32 (16-bit inputs
+        are widened to fp32 on their way into LDS and accumulate in fp32)."""
+        return 2 if self.data_type == "D" else 1
+
+    @property
+    def lds_bpe(self) -> int:
+        return 4 * self.acc_regs
+
+    @property
+    def bytes_per_element(self) -> int:
+        """Bytes of one element in LDS (the unit of the LDS layout)."""
+        return self.lds_bpe
 
     @property
     def mt0(self) -> int:

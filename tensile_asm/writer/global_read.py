@@ -21,7 +21,9 @@ from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.prologue import EntryRegisters
 
 BUFFER_OOB = 0x80000000  # an offset past any num_records we set: loads give 0, stores are dropped
-_LOAD = {1: "buffer_load_dword", 2: "buffer_load_dwordx2", 3: "buffer_load_dwordx3", 4: "buffer_load_dwordx4"}
+# buffer loads by bytes: 16-bit elements come zero-extended into a 32-bit register
+LOAD_BYTES = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2",
+              12: "buffer_load_dwordx3", 16: "buffer_load_dwordx4"}
 
 
 @dataclass
@@ -38,7 +40,8 @@ class OperandTile:
     increment: VReg            # bytes one loop iteration advances (GlobalSplitU steps)
     offsets: list
     lds_addresses: list
-    data: list                 # one VReg of glvw registers per load
+    data: list                 # one VReg per load: the bytes as loaded
+    lds_data: list             # one VReg per load: the elements as LDS holds them (fp32 / fp64)
 
     @property
     def stride_arg(self) -> str:
@@ -52,6 +55,9 @@ class OperandTile:
 def make_operand(ctx: KernelContext, name: str) -> OperandTile:
     g = ctx.geometry
     n, glvw = g.num_loads(name), g.glvw(name)
+    load_regs = max(1, glvw * g.in_bpe // 4)
+    data = [ctx.vgpr(f"G2L{name}{i}", load_regs) for i in range(n)]
+    widen = g.in_bpe < 4
     return OperandTile(
         name=name,
         macro_tile=g.mt0 if name == "A" else g.mt1,
@@ -63,7 +69,8 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         increment=ctx.sgpr(f"GlobalReadInc{name}"),
         offsets=[ctx.vgpr(f"GlobalReadOffset{name}{i}") for i in range(n)],
         lds_addresses=[ctx.vgpr(f"LocalWriteAddr{name}{i}") for i in range(n)],
-        data=[ctx.vgpr(f"G2L{name}{i}", glvw) for i in range(n)],
+        data=data,
+        lds_data=[ctx.vgpr(f"G2LWide{name}{i}", glvw) for i in range(n)] if widen else data,
     )
 
 
@@ -89,8 +96,9 @@ def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, 
 def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
     """Descriptor, K increment, and per-load global offsets and LDS addresses."""
     g, arch = ctx.geometry, ctx.arch
-    bpe = g.bytes_per_element
+    bpe = g.in_bpe
     shift = bpe.bit_length() - 1
+    lds_shift = g.lds_bpe.bit_length() - 1
     m = Module(f"global read {op.name}: setup")
     srd, arg = op.srd, regs.arg
     address = arg(f"Address{op.name}")
@@ -133,7 +141,7 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         # LDS holds the tile K-major: element (t, k) at (k*(MT + pad) + t)*bpe.
         m.add(inst("v_mul_u32_u24", tmp, g.lds_row(op.name), k_index),
               inst("v_add_u32", tmp, tmp, tile_index),
-              inst("v_lshlrev_b32", op.lds_addresses[i], shift, tmp))
+              inst("v_lshlrev_b32", op.lds_addresses[i], lds_shift, tmp))
         if lds_base:
             m.add(inst("v_add_u32", op.lds_addresses[i], lds_base, op.lds_addresses[i]))
     return m
@@ -141,8 +149,32 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
 
 def loads(ctx: KernelContext, op: OperandTile, offsets=None) -> Module:
     m = Module(f"global read {op.name}")
+    opcode = LOAD_BYTES[op.glvw * ctx.geometry.in_bpe]
     for data, offset in zip(op.data, offsets or op.offsets):
-        m.add(inst(_LOAD[op.glvw], data, offset, op.srd, 0, mods=["offen"]))
+        m.add(inst(opcode, data, offset, op.srd, 0, mods=["offen"]))
+    return m
+
+
+def widen(ctx: KernelContext, op: OperandTile) -> Module:
+    """16-bit inputs to fp32 for LDS (once the loads have landed); nothing to do for S and D."""
+    g = ctx.geometry
+    m = Module(f"widen {op.name} to fp32")
+    if g.in_bpe >= 4:
+        return m
+    for data, wide in zip(op.data, op.lds_data):
+        for e in range(op.glvw):
+            src = data[e // 2]
+            if e % 2:   # the upper half of the register
+                half = ctx.vgpr("UpperHalf")
+                if g.data_type == "B":
+                    m.add(inst("v_and_b32", wide[e], 0xFFFF0000, src))
+                    continue
+                m.add(inst("v_lshrrev_b32", half, 16, src))
+                src = half
+            if g.data_type == "H":
+                m.add(inst("v_cvt_f32_f16", wide[e], src))
+            else:       # bf16 is the upper half of an fp32
+                m.add(inst("v_lshlrev_b32", wide[e], 16, src))
     return m
 
 
@@ -150,7 +182,8 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
     """Tail loop: every element whose K index is past the summation size loads 0 (its offset is moved
     out of range). Vectors along K are split into single loads so each element has its own guard."""
     g = ctx.geometry
-    bpe = g.bytes_per_element
+    bpe = g.in_bpe
+    regs_per_element = max(1, bpe // 4)
     m = Module(f"global read {op.name}: K-guarded (tail)")
     for i, (offset, data) in enumerate(zip(op.offsets, op.data)):
         coords, _, k_index = tile_coordinates(ctx, op, regs, i)
@@ -159,15 +192,18 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
             g_off = ctx.vgpr(f"GuardedOffset{op.name}")
             m.add(inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
                   inst("v_cndmask_b32", g_off, ctx.oob_offset, offset, VCC),
-                  inst(_LOAD[op.glvw], data, g_off, op.srd, 0, mods=["offen"]))
+                  inst(LOAD_BYTES[op.glvw * bpe], data, g_off, op.srd, 0, mods=["offen"]))
             continue
+        if bpe < 4 and op.glvw > 1:
+            raise ValueError("16-bit vectors along K are not split in the tail")
         for j in range(op.glvw):
             k_j, g_off = ctx.vgpr(f"GuardK{op.name}"), ctx.vgpr(f"GuardedOffset{op.name}{j}")
             m.add(inst("v_add_u32", k_j, j, k_index) if j else inst("v_mov_b32", k_j, k_index),
                   inst("v_cmp_lt_u32", VCC, k_j, k_remaining),
                   inst("v_add_u32", g_off, j * bpe, offset) if j else inst("v_mov_b32", g_off, offset),
                   inst("v_cndmask_b32", g_off, ctx.oob_offset, g_off, VCC),
-                  inst("buffer_load_dword", data[j], g_off, op.srd, 0, mods=["offen"]))
+                  inst(LOAD_BYTES[bpe], data.slice(j * regs_per_element, regs_per_element), g_off, op.srd, 0,
+                       mods=["offen"]))
     return m
 
 

@@ -93,6 +93,7 @@ def _advance(p: _Parts) -> Module:
 def _write_tile(p: _Parts, buffer: int) -> Module:
     return Module("global reads to LDS").add(
         waitcnt(vmcnt=0, comment="global reads landed"),
+        global_read.widen(p.ctx, p.a), global_read.widen(p.ctx, p.b),
         local_memory.local_writes(p.ctx, p.a, buffer), local_memory.local_writes(p.ctx, p.b, buffer),
         waitcnt(lgkmcnt=0, comment="local writes done"),
         inst("s_barrier", comment="tile visible to all waves"))
@@ -209,7 +210,7 @@ def _tail_position(p: _Parts, chunks, counter) -> Module:
 def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     ctx = KernelContext(arch, geometry, name)
     g = geometry
-    layout = argument_layout(g.batched, g.use_beta)
+    layout = argument_layout(g.batched, g.use_beta, g.compute_type)
     regs, arg_block = entry_registers(ctx, layout)
     body = Module(name)
     body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs), workgroup_mapping(ctx, regs),

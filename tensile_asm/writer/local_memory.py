@@ -22,17 +22,29 @@ _READ = {1: "ds_read_b32", 2: "ds_read_b64", 3: "ds_read_b96", 4: "ds_read_b128"
 _WRITE = {1: "ds_write_b32", 2: "ds_write_b64", 3: "ds_write_b96", 4: "ds_write_b128"}
 
 
+def _chunks(regs: int):
+    """Split a run of registers into LDS accesses of at most 16 bytes: (first register, count)."""
+    first = 0
+    while first < regs:
+        n = min(4, regs - first)
+        yield first, n
+        first += n
+
+
 def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module:
     g = ctx.geometry
     base = g.lds_buffer_offset(buffer)
+    r = g.acc_regs
     m = Module(f"local write {op.name} (buffer {buffer})")
-    for addr, data in zip(op.lds_addresses, op.data):
+    for addr, data in zip(op.lds_addresses, op.lds_data):
         if op.tlu:   # the vector runs along the tile dimension: contiguous in LDS
-            m.add(inst(_WRITE[op.glvw], addr, data, mods=[("offset", base)] if base else ()))
+            for first, n in _chunks(op.glvw * r):
+                off = base + first * 4
+                m.add(inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))
         else:        # the vector runs along K: one LDS row per element
             for j in range(op.glvw):
-                off = base + j * g.lds_row(op.name) * g.bytes_per_element
-                m.add(inst("ds_write_b32", addr, data[j], mods=[("offset", off)] if off else ()))
+                off = base + j * g.lds_row(op.name) * g.lds_bpe
+                m.add(inst(_WRITE[r], addr, data.slice(j * r, r), mods=[("offset", off)] if off else ()))
     return m
 
 
@@ -49,10 +61,11 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
     vw = g.vector_width
     bpe_shift = g.bytes_per_element.bit_length() - 1
     sets = 2 if g.prefetch_local_read else 1
-    align = ctx.arch.vgpr["tuple_alignment"] if vw > 1 else 1
+    r = g.acc_regs
+    align = ctx.arch.vgpr["tuple_alignment"] if vw * r > 1 else 1
     state = LocalReadState(ctx.vgpr("LocalReadAddrA"), ctx.vgpr("LocalReadAddrB"),
-                           [VReg("v", g.tt0, f"ValuA_X{s}", align) for s in range(sets)],
-                           [VReg("v", g.tt1, f"ValuB_X{s}", align) for s in range(sets)])
+                           [VReg("v", g.tt0 * r, f"ValuA_X{s}", align) for s in range(sets)],
+                           [VReg("v", g.tt1 * r, f"ValuB_X{s}", align) for s in range(sets)])
     m = Module("local read addresses")
     m.add(inst("v_lshlrev_b32", state.address_a, bpe_shift + (vw.bit_length() - 1), regs.tid0),
           inst("v_lshlrev_b32", state.address_b, bpe_shift + (vw.bit_length() - 1), regs.tid1),
@@ -68,17 +81,15 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
 def local_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int = 0, regset: int = 0) -> Module:
     """Read the thread tile's A and B values of K-slice ``u`` (of this group's LoopUnroll)."""
     g = ctx.geometry
-    bpe, vw = g.bytes_per_element, g.vector_width
+    bpe, vw, r = g.lds_bpe, g.vector_width, g.acc_regs
     base = g.lds_buffer_offset(buffer)
     m = Module(f"local read k={u}")
     for values, addr, mt, sg, tt in ((state.values_a[regset], state.address_a, g.lds_row("A"), g.wg0, g.tt0),
                                      (state.values_b[regset], state.address_b, g.lds_row("B"), g.wg1, g.tt1)):
         for v in range(tt // vw):
-            off = base + (u * mt + v * sg * vw) * bpe
-            m.add(inst(_READ[vw], values.slice(v * vw, vw), addr, mods=[("offset", off)] if off else ()))
+            for first, n in _chunks(vw * r):
+                off = base + (u * mt + v * sg * vw) * bpe + first * 4
+                m.add(inst(_READ[n], values.slice(v * vw * r + first, n), addr, mods=[("offset", off)] if off else ()))
     return m
 
 
-def reads_per_step(ctx: KernelContext) -> int:
-    g = ctx.geometry
-    return (g.tt0 + g.tt1) // g.vector_width

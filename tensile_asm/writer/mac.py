@@ -16,7 +16,13 @@ from tensile_asm.writer.local_memory import LocalReadState
 
 def accumulators(ctx: KernelContext) -> VReg:
     g = ctx.geometry
-    return VReg("v", g.tt0 * g.tt1, "ValuC", align=ctx.arch.vgpr["tuple_alignment"])
+    return VReg("v", g.tt0 * g.tt1 * g.acc_regs, "ValuC", align=ctx.arch.vgpr["tuple_alignment"])
+
+
+def element(ctx: KernelContext, values: VReg, index: int):
+    """Element ``index`` of a register run of accumulator-typed elements (one or two registers each)."""
+    r = ctx.geometry.acc_regs
+    return values.slice(index * r, r)
 
 
 def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
@@ -27,7 +33,9 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
 
 
 def fma(ctx: KernelContext, acc, a, b):
-    """acc += a * b with one rounding, in the form the architecture has."""
+    """acc += a * b with one rounding, in the form the architecture has (fp64 when acc is a pair)."""
+    if acc.count == 2:
+        return inst("v_fma_f64", acc, a, b, acc)
     if ctx.arch.instructions.get("fmac_f32"):
         return inst("v_fmac_f32", acc, a, b)
     return inst("v_fma_f32", acc, a, b, acc)
@@ -39,5 +47,5 @@ def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int =
     m = Module(f"MAC {g.tt0}x{g.tt1}")
     for j in range(g.tt1):
         for i in range(g.tt0):
-            m.add(fma(ctx, acc[i + j * g.tt0], a[i], b[j]))
+            m.add(fma(ctx, element(ctx, acc, i + j * g.tt0), element(ctx, a, i), element(ctx, b, j)))
     return m

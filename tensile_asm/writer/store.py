@@ -18,7 +18,7 @@ from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
-from tensile_asm.writer.mac import fma
+from tensile_asm.writer.mac import element, fma
 from tensile_asm.writer.prologue import EntryRegisters
 
 
@@ -36,7 +36,7 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
     srd = ctx.sgpr(f"Srd{letter}", 4)
     arg = regs.arg
     address, ld = arg(f"Address{letter}"), arg(f"Strides{letter}0")
-    shift = g.bytes_per_element.bit_length() - 1
+    shift = g.out_bpe.bit_length() - 1
     m = Module(f"descriptor for {letter}")
     if g.batched:
         prod = ctx.sgpr(f"BatchOffset{letter}", 2)
@@ -53,18 +53,79 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
     return m, srd
 
 
+@dataclass
+class Scalars:
+    """alpha and beta as the store's arithmetic reads them (fp16 arguments are widened to fp32 VGPRs)."""
+
+    alpha: object
+    beta: object
+
+
+def _scalars(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, Scalars]:
+    g = ctx.geometry
+    m = Module("alpha and beta")
+    if g.compute_type != "H":
+        return m, Scalars(regs.arg("Alpha"), regs.arg("Beta") if g.use_beta else None)
+    alpha = ctx.vgpr("AlphaF32")
+    m.add(inst("v_cvt_f32_f16", alpha, regs.arg("Alpha")))
+    beta = None
+    if g.use_beta:
+        beta = ctx.vgpr("BetaF32")
+        m.add(inst("v_cvt_f32_f16", beta, regs.arg("Beta")))
+    return m, Scalars(alpha, beta)
+
+
+def _scale(ctx: KernelContext, v, alpha):
+    if v.count == 2:
+        return inst("v_mul_f64", v, alpha, v)
+    return inst("v_mul_f32", v, alpha, v)
+
+
+_LOAD_OUT = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2"}
+_STORE_OUT = {2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2"}
+
+
+def _widen_c(ctx: KernelContext, c) -> Module:
+    """C as loaded (fp16/bf16 zero-extended) to the accumulator type, in place."""
+    t = ctx.geometry.dest_type
+    if t == "H":
+        return Module("C to fp32").add(inst("v_cvt_f32_f16", c, c))
+    if t == "B":
+        return Module("C to fp32").add(inst("v_lshlrev_b32", c, 16, c))
+    return Module("C as is")
+
+
+def _narrow(ctx: KernelContext, v) -> tuple[Module, object]:
+    """The value to store in D's type: fp16 by conversion, bf16 by round-to-nearest-even of the upper half."""
+    t = ctx.geometry.dest_type
+    m = Module(f"D to {t}")
+    if t == "H":
+        out = ctx.vgpr("StoreHalf")
+        return m.add(inst("v_cvt_f16_f32", out, v)), out
+    if t == "B":
+        out, bias = ctx.vgpr("StoreBF16"), ctx.sgpr("BF16RoundBias")
+        m.add(inst("v_bfe_u32", out, v, 16, 1),
+              inst("s_mov_b32", bias, 0x7FFF),
+              inst("v_add3_u32", out, v, bias, out),
+              inst("v_lshrrev_b32", out, 16, out))
+        return m, out
+    return m, v
+
+
 def _masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
     """dst = row * bpe, or the out-of-range offset when row >= M (row is clobbered)."""
-    shift = ctx.geometry.bytes_per_element.bit_length() - 1
+    shift = ctx.geometry.out_bpe.bit_length() - 1
     return Module("row offset").add(
         inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
         inst("v_lshlrev_b32", row, shift, row),
         inst("v_cndmask_b32", dst, ctx.oob_offset, row, VCC))
 
 
-def _store_column(ctx, regs, col: Column, srd_c, srd_d, with_beta: bool, atomic: bool = False) -> Module:
+def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_beta: bool,
+                  atomic: bool = False) -> Module:
     g = ctx.geometry
-    shift = g.bytes_per_element.bit_length() - 1
+    shift = g.out_bpe.bit_length() - 1
+    r = g.acc_regs
     n = len(col.values)
     m = Module(f"store {n} element(s) of a column{' with beta' if with_beta else ''}")
     col_off, offsets = ctx.vgpr("StoreColOffset"), VReg("v", n, "StoreOffset")
@@ -75,24 +136,27 @@ def _store_column(ctx, regs, col: Column, srd_c, srd_d, with_beta: bool, atomic:
         m.add(inst("v_add_u32", offsets[i], col.row_offsets[i], col_off),
               inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
     for v in col.values:
-        m.add(inst("v_mul_f32", v, regs.arg("Alpha"), v))
+        m.add(_scale(ctx, v, scalars.alpha))
     if with_beta:
         # C has its own leading dimension; same rows, same edge mask (VCC still holds the column test).
         c_offsets, c_col_off = VReg("v", n, "StoreOffsetC"), ctx.vgpr("StoreColOffsetC")
-        c_values = VReg("v", n, "ValuCLoaded")
+        c_values = VReg("v", n * r, "ValuCLoaded", align=ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1)
         m.add(inst("v_mul_lo_u32", c_col_off, col.col, regs.arg("StridesC0")),
               inst("v_lshlrev_b32", c_col_off, shift, c_col_off))
         for i in range(n):
             m.add(inst("v_add_u32", c_offsets[i], col.row_offsets[i], c_col_off),
                   inst("v_cndmask_b32", c_offsets[i], ctx.oob_offset, c_offsets[i], VCC))
         for i in range(n):
-            m.add(inst("buffer_load_dword", c_values[i], c_offsets[i], srd_c, 0, mods=["offen"]))
+            m.add(inst(_LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c, 0, mods=["offen"]))
         m.add(waitcnt(vmcnt=0, comment="C loaded"))
         for i, v in enumerate(col.values):
-            m.add(fma(ctx, v, regs.arg("Beta"), c_values[i]))
-    store = "buffer_atomic_add_f32" if atomic else "buffer_store_dword"
+            m.add(_widen_c(ctx, c_values.slice(i * r, r)), fma(ctx, v, scalars.beta, c_values.slice(i * r, r)))
     for i, v in enumerate(col.values):
-        m.add(inst(store, v, offsets[i], srd_d, 0, mods=["offen"]))
+        if atomic:
+            m.add(inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))
+            continue
+        narrow, out = _narrow(ctx, v)
+        m.add(narrow, inst(_STORE_OUT[g.out_bpe], out, offsets[i], srd_d, 0, mods=["offen"]))
     return m
 
 
@@ -123,7 +187,8 @@ def _thread_tile_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg) ->
         delta = vec * g.wg1 * vw + lane
         col = ctx.vgpr(f"StoreCol{j}")
         m.add(inst("v_add_u32", col, delta, first_col) if delta else inst("v_mov_b32", col, first_col))
-        columns.append(Column([acc[i + j * g.tt0] for i in range(g.tt0)], [rows[i] for i in range(g.tt0)], col))
+        columns.append(Column([element(ctx, acc, i + j * g.tt0) for i in range(g.tt0)],
+                              [rows[i] for i in range(g.tt0)], col))
     return m, columns
 
 
@@ -187,20 +252,26 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> Module:
         cols_mod, columns = _split_u_reduction(ctx, regs, acc)
     else:
         cols_mod, columns = _thread_tile_columns(ctx, regs, acc)
-    m.add(srd_d_mod, cols_mod)
+    scalars_mod, scalars = _scalars(ctx, regs)
+    m.add(srd_d_mod, cols_mod, scalars_mod)
     if g.global_split_u > 1:
         # D already holds beta*C (the beta-only kernel ran first); every slice adds alpha * its sum.
-        return m.add([_store_column(ctx, regs, c, None, srd_d, False, atomic=True) for c in columns])
+        return m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False, atomic=True) for c in columns])
     if not g.use_beta:
-        return m.add([_store_column(ctx, regs, c, None, srd_d, False) for c in columns])
+        return m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
     srd_c_mod, srd_c = _matrix_srd(ctx, regs, "C")
     beta_zero, end = ctx.label("BetaZero"), ctx.label("StoreEnd")
-    beta_bits = ctx.sgpr("BetaMagnitude")
-    m.add(srd_c_mod,
-          inst("s_and_b32", beta_bits, regs.arg("Beta"), 0x7FFFFFFF, comment="+0 and -0 both mean no C"),
-          inst("s_cmp_eq_u32", beta_bits, 0),
+    beta_bits, beta = ctx.sgpr("BetaMagnitude"), regs.arg("Beta")
+    m.add(srd_c_mod)
+    if g.compute_type == "D":   # fp64: sign bit off the high word, then OR in the low word
+        m.add(inst("s_and_b32", beta_bits, beta[1], 0x7FFFFFFF, comment="+0 and -0 both mean no C"),
+              inst("s_or_b32", beta_bits, beta_bits, beta[0]))
+    else:
+        mask = 0x7FFF if g.compute_type == "H" else 0x7FFFFFFF
+        m.add(inst("s_and_b32", beta_bits, beta[0], mask, comment="+0 and -0 both mean no C"))
+    m.add(inst("s_cmp_eq_u32", beta_bits, 0),
           inst("s_cbranch_scc1", beta_zero))
-    m.add([_store_column(ctx, regs, c, srd_c, srd_d, True) for c in columns])
+    m.add([_store_column(ctx, regs, scalars, c, srd_c, srd_d, True) for c in columns])
     m.add(inst("s_branch", end), LabelDef(beta_zero.name))
-    m.add([_store_column(ctx, regs, c, None, srd_d, False) for c in columns])
+    m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
     return m.add(LabelDef(end.name))
