@@ -1,6 +1,6 @@
 """Importing this module registers every instruction handler (one module per family)."""
 
-from tensile_asm.emulator import lds, mfma, salu, smem, valu, vcmp, vfloat, vmem, vpacked  # noqa: F401
+from tensile_asm.emulator import lds, mfma, salu, smem, valu, vcmp, vfloat, vhalf, vmem, vmem16, vpacked  # noqa: F401
 
 
 def implemented_opcodes() -> list[str]:
