@@ -40,8 +40,6 @@ FEATURE_LIMITS = (
     ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
     ("BufferLoad", {1}, "global (non-buffer) loads are not implemented"),
     ("BufferStore", {1}, "global (non-buffer) stores are not implemented"),
-    ("NumLoadsCoalescedA", {1, -1}, "NumLoadsCoalescedA other than 1 is not implemented"),
-    ("NumLoadsCoalescedB", {1, -1}, "NumLoadsCoalescedB other than 1 is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
     ("MACInstruction", {"FMA", ""}, "MACInstruction MAD (unfused multiply-add) is not implemented"),
@@ -69,7 +67,8 @@ def geometry(solution) -> Geometry:
                     lds_pad_a=d.lds_pad_a, lds_pad_b=d.lds_pad_b,
                     one_lds_buffer=int(p.get("1LDSBuffer", 0)) == 1,
                     lds_min_bytes=d.lds_num_elements * d.bytes_per_element,
-                    global_split_u=int(p.get("GlobalSplitU", 1)))
+                    global_split_u=int(p.get("GlobalSplitU", 1)),
+                    nlc_a=d.num_loads_coalesced_a, nlc_b=d.num_loads_coalesced_b)
 
 
 # (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at
@@ -105,6 +104,13 @@ def geometry_reason(g: Geometry) -> str | None:
                     f"split into whole loads")
         if (mt if tlu else g.depth_u) % glvw:
             return f"GlobalReadVectorWidth={glvw} does not divide the {op} tile's unit-stride side"
+        coal, perp = g.load_extents(op)
+        nlc, loads = g.num_loads_coalesced(op), g.num_loads(op)
+        if loads % nlc or (coal // glvw) % nlc or perp % (loads // nlc):
+            return f"NumLoadsCoalesced{op}={nlc} does not split the {op} tile's {loads} loads per thread"
+        lsc, lsp = g.load_spacing(op)
+        if g.num_threads % (lsc // glvw) or (g.num_threads // (lsc // glvw)) != lsp:
+            return f"NumLoadsCoalesced{op}={nlc}: the threads do not cover whole rows of the {op} tile"
     if g.tt0 % g.vector_width or g.tt1 % g.vector_width:
         return f"VectorWidth={g.vector_width} does not divide ThreadTile {g.tt0}x{g.tt1}"
     if g.local_split_u > 1 and (g.mt0 * g.mt1) % g.num_threads:

@@ -44,6 +44,8 @@ class Geometry:
     one_lds_buffer: bool = False  # 1LDSBuffer: PrefetchGlobalRead with a single LDS buffer
     lds_min_bytes: int = 0        # LDS the kernel asks for at least (Tensile's MaxOccupancy padding)
     global_split_u: int = 1       # GlobalSplitU: K split over this many work-groups, summed with atomics
+    nlc_a: int = 0                # NumLoadsCoalescedA; 0 = the smallest that splits the loads (Tensile's 1)
+    nlc_b: int = 0
 
     TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2}
 
@@ -117,6 +119,30 @@ class Geometry:
 
     def _aligned(self, nbytes: int) -> int:
         return -(-nbytes // self.LDS_ALIGN) * self.LDS_ALIGN
+
+    def load_extents(self, operand: str) -> tuple[int, int]:
+        """(coalesced, perpendicular) extents in elements of an operand's MT x DepthU tile."""
+        mt = self.mt0 if operand == "A" else self.mt1
+        tlu = self.tlu_a if operand == "A" else self.tlu_b
+        return (mt, self.depth_u) if tlu else (self.depth_u, mt)
+
+    def num_loads_coalesced(self, operand: str) -> int:
+        """Loads per thread along the coalesced dimension (Tensile's NumLoadsCoalesced)."""
+        given = self.nlc_a if operand == "A" else self.nlc_b
+        if given > 0:
+            return given
+        loads, (coal, perp) = self.num_loads(operand), self.load_extents(operand)
+        vectors = coal // self.glvw(operand)
+        for c in range(1, loads + 1):
+            if loads % c == 0 and vectors % c == 0 and perp % (loads // c) == 0:
+                return c
+        return 1
+
+    def load_spacing(self, operand: str) -> tuple[int, int]:
+        """(LSC, LSP): elements one load instruction of all threads covers along each dimension."""
+        coal, perp = self.load_extents(operand)
+        nlc = self.num_loads_coalesced(operand)
+        return coal // nlc, -(-perp // (self.num_loads(operand) // nlc))
 
     @property
     def lds_offset_b(self) -> int:

@@ -75,20 +75,26 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
 
 
 def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, load: int):
-    """Module computing (tile index, k index) of the first element of load ``load`` for this thread."""
+    """Module computing (tile index, k index) of the first element of load ``load`` for this thread.
+
+    Tensile's assignment: threads form rows of LSC/GLVW vectors along the coalesced dimension
+    (thread t at vector t % (LSC/GLVW) of row t / (LSC/GLVW)); load (p, c), numbered p*NLC + c, is
+    LSC elements further along the coalesced dimension per c and LSP further across per p.
+    """
     g = ctx.geometry
     m = Module(f"{op.name} load {load}: tile coordinates")
-    coalesced_vectors = (op.macro_tile if op.tlu else g.depth_u) // op.glvw
-    element = ctx.vgpr(f"{op.name}Element")
+    lsc, lsp = g.load_spacing(op.name)
+    nlc = g.num_loads_coalesced(op.name)
+    p, c = divmod(load, nlc)
+    threads_per_row = lsc // op.glvw
     coal, perp = ctx.vgpr(f"{op.name}Coal"), ctx.vgpr(f"{op.name}Perp")
-    if load:
-        m.add(inst("v_add_u32", element, load * g.num_threads, regs.serial))
-    else:
-        m.add(inst("v_mov_b32", element, regs.serial))
-    max_element = g.num_threads * g.num_loads(op.name) - 1
-    m.add(divmod_const(ctx, perp, coal, element, coalesced_vectors, max_element))
+    m.add(divmod_const(ctx, perp, coal, regs.serial, threads_per_row, g.num_threads - 1))
     if op.glvw > 1:
         m.add(inst("v_lshlrev_b32", coal, op.glvw.bit_length() - 1, coal))
+    if c:
+        m.add(inst("v_add_u32", coal, c * lsc, coal))
+    if p:
+        m.add(inst("v_add_u32", perp, p * lsp, perp))
     tile_index, k_index = (coal, perp) if op.tlu else (perp, coal)
     return m, tile_index, k_index
 
