@@ -158,3 +158,36 @@ def test_data_types(types, arch_name, ta, tb, tmp_path):
         results = verify_sizes(co, "typed", g, [Size(37, 19, 29, 2), Size(1, 1, 1), Size(32, 16, 8)], 1.25, beta, 11,
                                EmulatedRuntime())
         assert all(r.passed for r in results), results
+
+
+FEATURES = [  # extra solution parameters on top of WorkGroup [8, 8, 1], ThreadTile [4, 2], DepthU 16
+    {"GlobalSplitU": 3},
+    {"GlobalSplitU": 2, "GlobalSplitUAlgorithm": "MultipleBuffer"},
+    {"GlobalSplitU": 4, "GlobalSplitUAlgorithm": "MultipleBuffer", "StaggerU": 4, "PrefetchGlobalRead": 1},
+    {"NumLoadsCoalescedA": 2, "NumLoadsCoalescedB": -1},
+    {"PrefetchGlobalRead": 1, "1LDSBuffer": 1, "PrefetchLocalRead": 1},
+    {"LdsPadA": 3, "LdsPadB": 1, "VectorWidth": 2, "GlobalReadVectorWidth": 2},
+    {"WorkGroupMapping": 4, "StaggerU": 8, "StaggerUStride": 128},
+]
+
+
+@pytest.mark.parametrize("extra", FEATURES, ids=lambda e: "_".join(f"{k}{v}" for k, v in e.items()))
+@pytest.mark.parametrize("dtype", ["s", "h"])
+def test_solution_features(extra, dtype, tmp_path):
+    from tensile_asm.writer.build import link_kernels, supports
+    if dtype == "h" and ("GlobalReadVectorWidth" in extra or "GlobalSplitU" in extra):
+        pytest.skip("16-bit inputs: the writer takes GlobalReadVectorWidth 1, and Tensile rejects GlobalSplitU for H")
+    pt = {"OperationType": "GEMM", "DataType": dtype, "TransposeA": True, "TransposeB": False, "Batched": True,
+          "UseBeta": True, "HighPrecisionAccumulate": dtype == "h", "DestDataType": dtype}
+    sol = Solution.from_dict({"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [4, 2], "DepthU": 16,
+                              **extra}, where="test")
+    arch = load_arch("gfx90a")
+    assert sol.valid, sol.rejection
+    assert supports(sol, arch) is None, supports(sol, arch)
+    kernel = build_kernel(sol, arch, "feature")
+    co = tmp_path / "feature.co"
+    link_kernels([kernel], arch, co)
+    for beta in (0.5, 0.0):
+        results = verify_sizes(co, "feature", geometry(sol), [Size(45, 23, 83, 2), Size(1, 1, 1), Size(32, 16, 16)],
+                               -1.25, beta, 5, EmulatedRuntime())
+        assert all(r.passed for r in results), results

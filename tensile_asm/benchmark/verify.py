@@ -36,6 +36,8 @@ class CaseResult:
 
 def verify_sizes(co_path: Path, kernel_name: str, geometry: Geometry, sizes: list[Size], alpha: float,
                  beta: float, seed: int, runtime, pad: int = 0) -> list[CaseResult]:
+    if beta != 0.0 and not geometry.use_beta:
+        raise ValueError("a kernel without beta (UseBeta false) computes D = alpha*A*B; verify it with beta 0")
     results = []
     for i, size in enumerate(sizes):
         batch = size.batch if geometry.batched else 1

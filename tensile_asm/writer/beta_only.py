@@ -13,13 +13,12 @@ from tensile_asm.isa.allocation import allocate
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
-from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer import signature
 from tensile_asm.writer.arguments import Argument
 from tensile_asm.writer.context import Geometry, KernelContext
 
-ROWS, COLS = 64, 4
-BUFFER_OOB = 0x80000000
+from tensile_asm.writer import elementwise
+from tensile_asm.writer.elementwise import BUFFER_OOB, COLS, ROWS
 
 
 def beta_only_name(batched: bool, dest_char: str = "S") -> str:
@@ -45,43 +44,18 @@ def write_beta_only(arch: Arch, batched: bool):
                         batched=True, use_beta=True)
     name = beta_only_name(batched)
     ctx = KernelContext(arch, geometry, name)
-    layout = beta_only_layout()
-    regs, block = entry_registers(ctx, layout)
+    regs, block = entry_registers(ctx, beta_only_layout())
     arg = regs.arg
     m = Module(name)
-    row, col, tmp, off, val, oob = (ctx.vgpr(n) for n in ("Row", "Col", "Tmp", "Offset", "Value", "OOB"))
-    srd_c, srd_d, batch_off = ctx.sgpr("SrdC", 4), ctx.sgpr("SrdD", 4), ctx.sgpr("BatchOffset", 2)
-    beta_bits, base = ctx.sgpr("BetaMagnitude"), ctx.sgpr("Base")
+    off, c_off, val, oob = (ctx.vgpr(n) for n in ("Offset", "OffsetC", "Value", "OOB"))
+    beta_bits = ctx.sgpr("BetaMagnitude")
     zero, done = ctx.label("BetaZero"), ctx.label("Done")
-    m.add(load_arguments(ctx, regs, block),
-          inst("v_mov_b32", oob, BUFFER_OOB),
-          inst("v_and_b32", row, ROWS - 1, regs.serial),
-          inst("s_lshl_b32", base, regs.workgroup[0], 6),
-          inst("v_add_u32", row, base, row),
-          inst("v_lshrrev_b32", col, 6, regs.serial),
-          inst("s_lshl_b32", base, regs.workgroup[1], 2),
-          inst("v_add_u32", col, base, col))
-    for letter, srd in (("D", srd_d), ("C", srd_c)):
-        m.add(inst("s_mul_i32", batch_off[0], regs.workgroup[2], arg(f"Strides{letter}1")),
-              inst("s_mul_hi_u32", batch_off[1], regs.workgroup[2], arg(f"Strides{letter}1")),
-              inst("s_lshl_b64", batch_off, batch_off, 2),
-              inst("s_add_u32", srd[0], arg(f"Address{letter}")[0], batch_off[0]),
-              inst("s_addc_u32", srd[1], arg(f"Address{letter}")[1], batch_off[1]),
-              inst("s_mul_i32", srd[2], arg(f"Strides{letter}0"), arg("SizesFree1")),
-              inst("s_lshl_b32", srd[2], srd[2], 2),
-              inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
-    c_off = ctx.vgpr("OffsetC")
-    # offset = (row + col*ld)*4 when row < M and col < N, else out of range
-    m.add(inst("v_mul_lo_u32", tmp, col, arg("StridesD0")), inst("v_add_u32", tmp, tmp, row),
-          inst("v_lshlrev_b32", off, 2, tmp),
-          inst("v_mul_lo_u32", tmp, col, arg("StridesC0")), inst("v_add_u32", tmp, tmp, row),
-          inst("v_lshlrev_b32", c_off, 2, tmp),
-          inst("v_cmp_lt_u32", VCC, row, arg("SizesFree0")),
-          inst("v_cndmask_b32", off, oob, off, VCC),
-          inst("v_cndmask_b32", c_off, oob, c_off, VCC),
-          inst("v_cmp_lt_u32", VCC, col, arg("SizesFree1")),
-          inst("v_cndmask_b32", off, oob, off, VCC),
-          inst("v_cndmask_b32", c_off, oob, c_off, VCC),
+    coords, row, col = elementwise.coordinates(ctx, regs)
+    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", 4)
+    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", 4)
+    m.add(load_arguments(ctx, regs, block), inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod,
+          elementwise.masked_offset(ctx, regs, off, row, col, arg("StridesD0"), 4, oob),
+          elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), 4, oob),
           inst("s_and_b32", beta_bits, arg("Beta"), 0x7FFFFFFF),
           inst("s_cmp_eq_u32", beta_bits, 0),
           inst("s_cbranch_scc1", zero),
@@ -94,12 +68,19 @@ def write_beta_only(arch: Arch, batched: bool):
           LabelDef(done.name),
           inst("buffer_store_dword", val, off, srd_d, 0, mods=["offen"]),
           inst("s_endpgm"))
-    limits = {"v": arch.vgpr["arch_max"], "s": arch.sgpr["max_user"], "a": 0}
-    alloc = allocate(m, limits, what=name)
+    return finish(ctx, m, beta_only_layout())
+
+
+def finish(ctx: KernelContext, m: Module, layout):
+    """Allocate registers and wrap an elementwise kernel (256 threads, no LDS) as a Kernel."""
+    from tensile_asm.writer.kernel import Kernel
+
+    limits = {"v": ctx.arch.vgpr["arch_max"], "s": ctx.arch.sgpr["max_user"], "a": 0}
+    alloc = allocate(m, limits, what=ctx.name)
     res = signature.Resources(vgprs=alloc.next_free["v"], agprs=0, sgprs=alloc.next_free["s"], lds_bytes=0,
                               workgroup_size=ROWS * COLS, workgroup_id_z=True)
-    return Kernel(name, arch, geometry, layout, res, m, alloc.assignment)
+    return Kernel(ctx.name, ctx.arch, ctx.geometry, layout, res, m, alloc.assignment)
 
 
 def beta_only_grid(m: int, n: int, batch: int) -> tuple[int, int, int]:
-    return (-(-m // ROWS), -(-n // COLS), batch)
+    return elementwise.grid(m, n, batch)

@@ -25,7 +25,6 @@ FEATURE_LIMITS = (
     ("GlobalLoadVectorWidthB", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
     ("PrefetchGlobalRead", {0, 1}, "PrefetchGlobalRead 2 is not implemented"),
     ("PrefetchLocalRead", {0, 1}, "PrefetchLocalRead > 1 is not implemented"),
-    ("GlobalSplitUAlgorithm", {"SingleBuffer"}, "GlobalSplitUAlgorithm MultipleBuffer is not implemented"),
     ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
     ("WorkGroupMapping", {0, 1, 2, 4, 8, 16, 32, 64}, "WorkGroupMapping must be 1 or a positive power of two in this writer"),
     ("StaggerUMapping", {0}, "StaggerUMapping other than 0 is not implemented"),
@@ -68,6 +67,7 @@ def geometry(solution) -> Geometry:
                     one_lds_buffer=int(p.get("1LDSBuffer", 0)) == 1,
                     lds_min_bytes=d.lds_num_elements * d.bytes_per_element,
                     global_split_u=int(p.get("GlobalSplitU", 1)),
+                    gsu_multiple_buffer=p.get("GlobalSplitUAlgorithm", "SingleBuffer") == "MultipleBuffer",
                     nlc_a=d.num_loads_coalesced_a, nlc_b=d.num_loads_coalesced_b)
 
 
@@ -146,10 +146,13 @@ def supports(solution, arch: Arch) -> str | None:
     reason = geometry_reason(g)
     if reason:
         return reason
-    if g.global_split_u > 1 and not arch.instructions.get("atomic_add_f32"):
-        return f"GlobalSplitU={g.global_split_u} needs buffer_atomic_add_f32, which {arch.name} lacks"
-    if g.global_split_u > 1 and (g.dest_type, g.compute_type) != ("S", "S"):
-        return f"GlobalSplitU={g.global_split_u} is implemented for fp32 C/D only (atomic fp32 adds)"
+    atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
+    if atomics and not arch.instructions.get("atomic_add_f32"):
+        return (f"GlobalSplitU={g.global_split_u} (SingleBuffer) needs buffer_atomic_add_f32, which {arch.name} "
+                f"lacks; use GlobalSplitUAlgorithm MultipleBuffer")
+    if atomics and (g.dest_type, g.compute_type) != ("S", "S"):
+        return (f"GlobalSplitU={g.global_split_u} SingleBuffer is implemented for fp32 C/D only (atomic fp32 "
+                f"adds); use GlobalSplitUAlgorithm MultipleBuffer")
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
     try:
@@ -167,16 +170,24 @@ def build_kernel(solution, arch: Arch, name: str) -> Kernel:
 
 
 def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
-    """The kernels plus the helper kernels they need (the beta-only kernel for GlobalSplitU), once each."""
+    """The kernels plus the helper kernels they need, once each: GlobalSplitU's beta-only kernel
+    (SingleBuffer) or post-GSU reduction (MultipleBuffer)."""
     from tensile_asm.writer.beta_only import beta_only_name, write_beta_only
+    from tensile_asm.writer.post_gsu import post_gsu_name, write_post_gsu
 
     out, names = list(kernels), {k.name for k in kernels}
     for k in kernels:
-        if k.geometry.global_split_u > 1:
-            name = beta_only_name(k.geometry.batched)
-            if name not in names:
-                out.append(write_beta_only(arch, k.geometry.batched))
-                names.add(name)
+        g = k.geometry
+        if g.global_split_u == 1:
+            continue
+        if g.gsu_multiple_buffer:
+            name, make = (post_gsu_name(g.batched, g.dest_type, g.compute_type, g.global_split_u),
+                          lambda g=g: write_post_gsu(arch, g))
+        else:
+            name, make = beta_only_name(g.batched), lambda g=g: write_beta_only(arch, g.batched)
+        if name not in names:
+            out.append(make())
+            names.add(name)
     return out
 
 

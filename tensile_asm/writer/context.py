@@ -43,7 +43,8 @@ class Geometry:
     lds_pad_b: int = 0
     one_lds_buffer: bool = False  # 1LDSBuffer: PrefetchGlobalRead with a single LDS buffer
     lds_min_bytes: int = 0        # LDS the kernel asks for at least (Tensile's MaxOccupancy padding)
-    global_split_u: int = 1       # GlobalSplitU: K split over this many work-groups, summed with atomics
+    global_split_u: int = 1       # GlobalSplitU: K split over this many work-groups
+    gsu_multiple_buffer: bool = False  # GlobalSplitUAlgorithm MultipleBuffer: partial tiles to a workspace
     nlc_a: int = 0                # NumLoadsCoalescedA; 0 = the smallest that splits the loads (Tensile's 1)
     nlc_b: int = 0
 
@@ -68,6 +69,17 @@ class Geometry:
     @property
     def lds_bpe(self) -> int:
         return 4 * self.acc_regs
+
+    @property
+    def writes_workspace(self) -> bool:
+        """GlobalSplitU MultipleBuffer: the kernel writes unscaled partial sums (accumulator type) to a
+        workspace the post-GSU kernel reduces into D."""
+        return self.global_split_u > 1 and self.gsu_multiple_buffer
+
+    @property
+    def store_bpe(self) -> int:
+        """Bytes of one element of what the kernel writes as "D"."""
+        return 4 * self.acc_regs if self.writes_workspace else self.out_bpe
 
     @property
     def bytes_per_element(self) -> int:

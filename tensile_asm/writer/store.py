@@ -1,7 +1,9 @@
 """Write the C tile: D = alpha*acc + beta*C, with edges masked.
 
 With GlobalSplitU the slices add alpha*acc into D with ``buffer_atomic_add_f32``, after the
-beta-only kernel (``beta_only.py``) has set D = beta*C.
+beta-only kernel (``beta_only.py``) has set D = beta*C; with GlobalSplitUAlgorithm MultipleBuffer each
+slice writes its unscaled partial tile to its own part of a workspace (passed as D, packed M x N x
+batch per slice) and the post-GSU kernel (``post_gsu.py``) reduces them into D.
 
 Elements past M or N get an out-of-range buffer offset, so their stores are dropped (and their C loads
 return 0). When beta is 0 the kernel takes a path that never loads C, so NaNs in C cannot reach D.
@@ -36,7 +38,7 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
     srd = ctx.sgpr(f"Srd{letter}", 4)
     arg = regs.arg
     address, ld = arg(f"Address{letter}"), arg(f"Strides{letter}0")
-    shift = g.out_bpe.bit_length() - 1
+    shift = (g.store_bpe if letter == "D" else g.out_bpe).bit_length() - 1
     m = Module(f"descriptor for {letter}")
     if g.batched:
         prod = ctx.sgpr(f"BatchOffset{letter}", 2)
@@ -47,6 +49,17 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
               inst("s_addc_u32", srd[1], address[1], prod[1]))
     else:
         m.add(inst("s_mov_b64", srd.slice(0, 2), address))
+    if letter == "D" and g.writes_workspace:
+        # slice s of the workspace starts s * M*N*batch elements in
+        slice_elems, off = ctx.sgpr("WorkspaceSliceElems"), ctx.sgpr("WorkspaceSliceOffset", 2)
+        m.add(inst("s_mul_i32", slice_elems, arg("SizesFree0"), arg("SizesFree1")))
+        if g.batched:
+            m.add(inst("s_mul_i32", slice_elems, slice_elems, arg("SizesFree2")))
+        m.add(inst("s_mul_i32", off[0], slice_elems, regs.gsu_index),
+              inst("s_mul_hi_u32", off[1], slice_elems, regs.gsu_index),
+              inst("s_lshl_b64", off, off, shift),
+              inst("s_add_u32", srd[0], srd[0], off[0]),
+              inst("s_addc_u32", srd[1], srd[1], off[1]))
     m.add(inst("s_mul_i32", srd[2], ld, arg("SizesFree1"), comment="num_records: ld * N elements"),
           inst("s_lshl_b32", srd[2], srd[2], shift),
           inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
@@ -61,7 +74,7 @@ class Scalars:
     beta: object
 
 
-def _scalars(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, Scalars]:
+def load_scalars(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, Scalars]:
     g = ctx.geometry
     m = Module("alpha and beta")
     if g.compute_type != "H":
@@ -75,17 +88,17 @@ def _scalars(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, Scalars]
     return m, Scalars(alpha, beta)
 
 
-def _scale(ctx: KernelContext, v, alpha):
+def scale(ctx: KernelContext, v, alpha):
     if v.count == 2:
         return inst("v_mul_f64", v, alpha, v)
     return inst("v_mul_f32", v, alpha, v)
 
 
-_LOAD_OUT = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2"}
-_STORE_OUT = {2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2"}
+LOAD_OUT = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2"}
+STORE_OUT = {2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2"}
 
 
-def _widen_c(ctx: KernelContext, c) -> Module:
+def widen_c(ctx: KernelContext, c) -> Module:
     """C as loaded (fp16/bf16 zero-extended) to the accumulator type, in place."""
     t = ctx.geometry.dest_type
     if t == "H":
@@ -95,7 +108,7 @@ def _widen_c(ctx: KernelContext, c) -> Module:
     return Module("C as is")
 
 
-def _narrow(ctx: KernelContext, v) -> tuple[Module, object]:
+def narrow(ctx: KernelContext, v) -> tuple[Module, object]:
     """The value to store in D's type: fp16 by conversion, bf16 by round-to-nearest-even of the upper half."""
     t = ctx.geometry.dest_type
     m = Module(f"D to {t}")
@@ -114,7 +127,7 @@ def _narrow(ctx: KernelContext, v) -> tuple[Module, object]:
 
 def _masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
     """dst = row * bpe, or the out-of-range offset when row >= M (row is clobbered)."""
-    shift = ctx.geometry.out_bpe.bit_length() - 1
+    shift = ctx.geometry.store_bpe.bit_length() - 1
     return Module("row offset").add(
         inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
         inst("v_lshlrev_b32", row, shift, row),
@@ -124,7 +137,7 @@ def _masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
 def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_beta: bool,
                   atomic: bool = False) -> Module:
     g = ctx.geometry
-    shift = g.out_bpe.bit_length() - 1
+    shift = g.store_bpe.bit_length() - 1   # C is read only when D is D (never with a workspace)
     r = g.acc_regs
     n = len(col.values)
     m = Module(f"store {n} element(s) of a column{' with beta' if with_beta else ''}")
@@ -135,8 +148,12 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
     for i in range(n):
         m.add(inst("v_add_u32", offsets[i], col.row_offsets[i], col_off),
               inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
+    if g.writes_workspace:   # unscaled partial sums in the accumulator type
+        for i, v in enumerate(col.values):
+            m.add(inst(STORE_OUT[g.store_bpe], v, offsets[i], srd_d, 0, mods=["offen"]))
+        return m
     for v in col.values:
-        m.add(_scale(ctx, v, scalars.alpha))
+        m.add(scale(ctx, v, scalars.alpha))
     if with_beta:
         # C has its own leading dimension; same rows, same edge mask (VCC still holds the column test).
         c_offsets, c_col_off = VReg("v", n, "StoreOffsetC"), ctx.vgpr("StoreColOffsetC")
@@ -147,16 +164,16 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
             m.add(inst("v_add_u32", c_offsets[i], col.row_offsets[i], c_col_off),
                   inst("v_cndmask_b32", c_offsets[i], ctx.oob_offset, c_offsets[i], VCC))
         for i in range(n):
-            m.add(inst(_LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c, 0, mods=["offen"]))
+            m.add(inst(LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c, 0, mods=["offen"]))
         m.add(waitcnt(vmcnt=0, comment="C loaded"))
         for i, v in enumerate(col.values):
-            m.add(_widen_c(ctx, c_values.slice(i * r, r)), fma(ctx, v, scalars.beta, c_values.slice(i * r, r)))
+            m.add(widen_c(ctx, c_values.slice(i * r, r)), fma(ctx, v, scalars.beta, c_values.slice(i * r, r)))
     for i, v in enumerate(col.values):
         if atomic:
             m.add(inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))
             continue
-        narrow, out = _narrow(ctx, v)
-        m.add(narrow, inst(_STORE_OUT[g.out_bpe], out, offsets[i], srd_d, 0, mods=["offen"]))
+        narrowing, out = narrow(ctx, v)
+        m.add(narrowing, inst(STORE_OUT[g.out_bpe], out, offsets[i], srd_d, 0, mods=["offen"]))
     return m
 
 
@@ -252,8 +269,11 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> Module:
         cols_mod, columns = _split_u_reduction(ctx, regs, acc)
     else:
         cols_mod, columns = _thread_tile_columns(ctx, regs, acc)
-    scalars_mod, scalars = _scalars(ctx, regs)
+    scalars_mod, scalars = load_scalars(ctx, regs)
     m.add(srd_d_mod, cols_mod, scalars_mod)
+    if g.writes_workspace:
+        # each slice writes its own partial tile; the post-GSU kernel applies alpha and beta
+        return m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
     if g.global_split_u > 1:
         # D already holds beta*C (the beta-only kernel ran first); every slice adds alpha * its sum.
         return m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False, atomic=True) for c in columns])

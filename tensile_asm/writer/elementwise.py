@@ -1,0 +1,62 @@
+"""Scaffolding of the elementwise helper kernels GlobalSplitU needs (beta-only, post-GSU reduction):
+one thread per element of a 64 x 4 block of C/D, descriptors per batch, and masked element offsets.
+"""
+
+from __future__ import annotations
+
+from tensile_asm.isa.instruction import inst
+from tensile_asm.isa.module import Module
+from tensile_asm.isa.registers import VCC, VReg
+from tensile_asm.writer.context import KernelContext
+
+ROWS, COLS = 64, 4
+BUFFER_OOB = 0x80000000
+
+
+def grid(m: int, n: int, batch: int) -> tuple[int, int, int]:
+    return (-(-m // ROWS), -(-n // COLS), batch)
+
+
+def coordinates(ctx: KernelContext, regs) -> tuple[Module, VReg, VReg]:
+    """This thread's row (m) and column (n) of D."""
+    row, col, base = ctx.vgpr("Row"), ctx.vgpr("Col"), ctx.sgpr("Base")
+    m = Module("element coordinates").add(
+        inst("v_and_b32", row, ROWS - 1, regs.serial),
+        inst("s_lshl_b32", base, regs.workgroup[0], ROWS.bit_length() - 1),
+        inst("v_add_u32", row, base, row),
+        inst("v_lshrrev_b32", col, ROWS.bit_length() - 1, regs.serial),
+        inst("s_lshl_b32", base, regs.workgroup[1], COLS.bit_length() - 1),
+        inst("v_add_u32", col, base, col))
+    return m, row, col
+
+
+def descriptor(ctx: KernelContext, regs, letter: str, bpe: int, batch_stride_arg: str | None = None,
+               ld_arg: str | None = None) -> tuple[Module, VReg]:
+    """Buffer descriptor of this batch's matrix ``letter``: base + WorkGroup2*batch stride, ld*N records."""
+    arg = regs.arg
+    srd, prod = ctx.sgpr(f"Srd{letter}", 4), ctx.sgpr(f"BatchOffset{letter}", 2)
+    shift = bpe.bit_length() - 1
+    stride = arg(batch_stride_arg or f"Strides{letter}1")
+    m = Module(f"descriptor for {letter}").add(
+        inst("s_mul_i32", prod[0], regs.workgroup[2], stride),
+        inst("s_mul_hi_u32", prod[1], regs.workgroup[2], stride),
+        inst("s_lshl_b64", prod, prod, shift),
+        inst("s_add_u32", srd[0], arg(f"Address{letter}")[0], prod[0]),
+        inst("s_addc_u32", srd[1], arg(f"Address{letter}")[1], prod[1]),
+        inst("s_mul_i32", srd[2], arg(ld_arg or f"Strides{letter}0"), arg("SizesFree1")),
+        inst("s_lshl_b32", srd[2], srd[2], shift),
+        inst("s_mov_b32", srd[3], ctx.arch.memory["buffer_srd_word3"]))
+    return m, srd
+
+
+def masked_offset(ctx: KernelContext, regs, dst: VReg, row: VReg, col: VReg, ld, bpe: int, oob: VReg) -> Module:
+    """dst = (row + col*ld)*bpe, or out of range when row >= M or col >= N."""
+    tmp = ctx.vgpr("OffsetTmp")
+    return Module("masked element offset").add(
+        inst("v_mul_lo_u32", tmp, col, ld),
+        inst("v_add_u32", tmp, tmp, row),
+        inst("v_lshlrev_b32", dst, bpe.bit_length() - 1, tmp),
+        inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
+        inst("v_cndmask_b32", dst, oob, dst, VCC),
+        inst("v_cmp_lt_u32", VCC, col, regs.arg("SizesFree1")),
+        inst("v_cndmask_b32", dst, oob, dst, VCC))

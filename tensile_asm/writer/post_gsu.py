@@ -1,0 +1,107 @@
+"""The post-GSU kernel of GlobalSplitUAlgorithm MultipleBuffer: D = alpha * (sum of the GlobalSplitU
+partial tiles in the workspace) + beta*C, converted to D's type (C is not read when beta is 0).
+
+Workspace layout (our ABI with the GEMM kernel, which receives it as its D): slice s holds a packed
+M x N x batch tile of the accumulator type at element s*M*N*batch. Arguments: AddressD, AddressC,
+AddressWS, StridesD0/1, StridesC0/1, SizesFree0/1/2, Alpha, Beta (compute type). One thread per
+element, 64 x 4 per work-group, grid (ceil(M/64), ceil(N/4), batch).
+"""
+
+from __future__ import annotations
+
+from tensile_asm.isa.arch import Arch
+from tensile_asm.isa.instruction import inst, waitcnt
+from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.registers import VCC, VReg
+from tensile_asm.writer import elementwise
+from tensile_asm.writer.arguments import SCALAR_KIND, Argument
+from tensile_asm.writer.beta_only import finish
+from tensile_asm.writer.context import Geometry, KernelContext
+from tensile_asm.writer.elementwise import BUFFER_OOB, COLS, ROWS  # noqa: F401  (ROWS*COLS threads)
+from tensile_asm.writer.mac import fma
+from tensile_asm.writer.store import LOAD_OUT, STORE_OUT, load_scalars, narrow, scale, widen_c
+
+
+def post_gsu_name(batched: bool, dest: str, compute: str, gsu: int) -> str:
+    types = dest if dest == compute else dest + compute
+    return ("Cijk" if batched else "Cij") + f"_{types}_PostGSU{gsu}"
+
+
+def post_gsu_layout(compute: str) -> list[Argument]:
+    size, kind = SCALAR_KIND[compute]
+    spec = [("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressWS", 8, "u64"),
+            ("StridesD0", 4, "u32"), ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"), ("StridesC1", 4, "u32"),
+            ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"), ("SizesFree2", 4, "u32"),
+            ("Alpha", size, kind), ("Beta", size, kind)]
+    out, offset = [], 0
+    for name, sz, k in spec:
+        offset = -(-offset // min(sz, 8)) * min(sz, 8)
+        out.append(Argument(name, sz, k, offset))
+        offset += sz
+    return out
+
+
+def write_post_gsu(arch: Arch, gemm: Geometry):
+    from tensile_asm.writer.prologue import entry_registers, load_arguments
+
+    g = Geometry(wg0=ROWS, wg1=COLS, tt0=1, tt1=1, depth_u=1, transpose_a=False, transpose_b=False, batched=True,
+                 use_beta=True, data_type=gemm.data_type, dest_type=gemm.dest_type, compute_type=gemm.compute_type)
+    name = post_gsu_name(gemm.batched, gemm.dest_type, gemm.compute_type, gemm.global_split_u)
+    ctx = KernelContext(arch, g, name)
+    layout = post_gsu_layout(gemm.compute_type)
+    regs, block = entry_registers(ctx, layout)
+    arg = regs.arg
+    r, acc_bpe = g.acc_regs, 4 * g.acc_regs
+    align = arch.vgpr["tuple_alignment"] if r > 1 else 1
+    m = Module(name)
+    oob, ws_off, d_off, c_off = (ctx.vgpr(n) for n in ("OOB", "OffsetWS", "OffsetD", "OffsetC"))
+    total, part, c_val = (VReg("v", r, n, align) for n in ("Sum", "Part", "ValueC"))
+    coords, row, col = elementwise.coordinates(ctx, regs)
+    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", g.out_bpe)
+    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", g.out_bpe)
+    m.add(load_arguments(ctx, regs, block), inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod)
+    # Workspace: base AddressWS; element (m, n, b) of slice s at s*slice + b*M*N + n*M + m.
+    srd_ws, mn, slice_bytes, tmp = ctx.sgpr("SrdWS", 4), ctx.sgpr("MN"), ctx.sgpr("SliceBytes"), ctx.sgpr("Tmp")
+    batch_base = ctx.vgpr("BatchBase")
+    m.add(inst("s_mov_b64", srd_ws.slice(0, 2), arg("AddressWS")),
+          inst("s_mul_i32", mn, arg("SizesFree0"), arg("SizesFree1")),
+          inst("s_mul_i32", slice_bytes, mn, arg("SizesFree2")),
+          inst("s_lshl_b32", slice_bytes, slice_bytes, acc_bpe.bit_length() - 1),
+          inst("s_mul_i32", srd_ws[2], slice_bytes, gemm.global_split_u),
+          inst("s_mov_b32", srd_ws[3], arch.memory["buffer_srd_word3"]),
+          inst("s_mul_i32", tmp, mn, regs.workgroup[2]),
+          inst("v_mov_b32", batch_base, tmp),
+          inst("v_mul_lo_u32", ws_off, col, arg("SizesFree0")),
+          inst("v_add3_u32", ws_off, ws_off, row, batch_base),
+          inst("v_lshlrev_b32", ws_off, acc_bpe.bit_length() - 1, ws_off),
+          elementwise.masked_offset(ctx, regs, d_off, row, col, arg("StridesD0"), g.out_bpe, oob),
+          elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), g.out_bpe, oob),
+          # rows/columns past the edge: out-of-range workspace reads too (VCC holds the column test)
+          inst("v_cmp_eq_u32", VCC, d_off, oob),
+          inst("v_cndmask_b32", ws_off, ws_off, oob, VCC))
+    load = LOAD_OUT[acc_bpe]
+    m.add(inst(load, total, ws_off, srd_ws, 0, mods=["offen"]))
+    for s in range(1, gemm.global_split_u):
+        m.add(inst("v_add_u32", ws_off, slice_bytes, ws_off),
+              inst(load, part, ws_off, srd_ws, 0, mods=["offen"]),
+              waitcnt(vmcnt=0),
+              inst("v_add_f64" if r > 1 else "v_add_f32", total, total, part))
+    m.add(waitcnt(vmcnt=0, comment="partial sums"))
+    scalars_mod, scalars = load_scalars(ctx, regs)
+    beta_zero, done = ctx.label("BetaZero"), ctx.label("Done")
+    beta_bits, beta = ctx.sgpr("BetaMagnitude"), arg("Beta")
+    m.add(scalars_mod, scale(ctx, total, scalars.alpha))
+    if g.compute_type == "D":
+        m.add(inst("s_and_b32", beta_bits, beta[1], 0x7FFFFFFF), inst("s_or_b32", beta_bits, beta_bits, beta[0]))
+    else:
+        m.add(inst("s_and_b32", beta_bits, beta[0], 0x7FFF if g.compute_type == "H" else 0x7FFFFFFF))
+    m.add(inst("s_cmp_eq_u32", beta_bits, 0),
+          inst("s_cbranch_scc1", beta_zero),
+          inst(LOAD_OUT[g.out_bpe], c_val, c_off, srd_c, 0, mods=["offen"]),
+          waitcnt(vmcnt=0, comment="C"),
+          widen_c(ctx, c_val),
+          fma(ctx, total, scalars.beta, c_val),
+          LabelDef(beta_zero.name))
+    narrowing, out = narrow(ctx, total)
+    m.add(narrowing, inst(STORE_OUT[g.out_bpe], out, d_off, srd_d, 0, mods=["offen"]), inst("s_endpgm"))
+    return finish(ctx, m, layout)
