@@ -168,6 +168,8 @@ FEATURES = [  # extra solution parameters on top of WorkGroup [8, 8, 1], ThreadT
     {"PrefetchGlobalRead": 1, "1LDSBuffer": 1, "PrefetchLocalRead": 1},
     {"LdsPadA": 3, "LdsPadB": 1, "VectorWidth": 2, "GlobalReadVectorWidth": 2},
     {"WorkGroupMapping": 4, "StaggerU": 8, "StaggerUStride": 128},
+    {"BufferLoad": False, "BufferStore": False, "PrefetchGlobalRead": 1},
+    {"BufferStore": False, "GlobalSplitU": 2, "GlobalSplitUAlgorithm": "MultipleBuffer"},
 ]
 
 

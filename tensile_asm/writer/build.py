@@ -37,8 +37,6 @@ FEATURE_LIMITS = (
     ("DirectToLdsB", {0}, "DirectToLds is not implemented"),
     ("DirectToVgprA", {0}, "DirectToVgpr is not implemented"),
     ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
-    ("BufferLoad", {1}, "global (non-buffer) loads are not implemented"),
-    ("BufferStore", {1}, "global (non-buffer) stores are not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
     ("MACInstruction", {"FMA", ""}, "MACInstruction MAD (unfused multiply-add) is not implemented"),
@@ -67,6 +65,7 @@ def geometry(solution) -> Geometry:
                     one_lds_buffer=int(p.get("1LDSBuffer", 0)) == 1,
                     lds_min_bytes=d.lds_num_elements * d.bytes_per_element,
                     global_split_u=int(p.get("GlobalSplitU", 1)),
+                    buffer_load=bool(p.get("BufferLoad", True)), buffer_store=bool(p.get("BufferStore", True)),
                     gsu_multiple_buffer=p.get("GlobalSplitUAlgorithm", "SingleBuffer") == "MultipleBuffer",
                     nlc_a=d.num_loads_coalesced_a, nlc_b=d.num_loads_coalesced_b)
 
@@ -116,6 +115,10 @@ def geometry_reason(g: Geometry) -> str | None:
     if g.local_split_u > 1 and (g.mt0 * g.mt1) % g.num_threads:
         return (f"LocalSplitU={g.local_split_u}: the {g.mt0}x{g.mt1} tile does not split evenly over "
                 f"{g.num_threads} threads for the reduction")
+    if not g.buffer_load and (g.glvw_a > 1 or g.glvw_b > 1):
+        return "BufferLoad false (global loads, no range check) is implemented for GlobalReadVectorWidth 1 only"
+    if not g.buffer_store and g.global_split_u > 1 and not g.gsu_multiple_buffer:
+        return "BufferStore false with GlobalSplitU SingleBuffer (global atomics) is not implemented"
     if g.local_split_u > 1 and g.acc_regs > 1:
         return "LocalSplitU with fp64 accumulators is not implemented"
     if g.in_bpe < 4 and (g.glvw_a > 1 or g.glvw_b > 1):

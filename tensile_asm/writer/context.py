@@ -45,6 +45,8 @@ class Geometry:
     lds_min_bytes: int = 0        # LDS the kernel asks for at least (Tensile's MaxOccupancy padding)
     global_split_u: int = 1       # GlobalSplitU: K split over this many work-groups
     gsu_multiple_buffer: bool = False  # GlobalSplitUAlgorithm MultipleBuffer: partial tiles to a workspace
+    buffer_load: bool = True      # BufferLoad: A/B through buffer descriptors (False: global_load)
+    buffer_store: bool = True     # BufferStore: C/D through buffer descriptors (False: global_store)
     nlc_a: int = 0                # NumLoadsCoalescedA; 0 = the smallest that splits the loads (Tensile's 1)
     nlc_b: int = 0
 

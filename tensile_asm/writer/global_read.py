@@ -26,6 +26,16 @@ LOAD_BYTES = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_d
               12: "buffer_load_dwordx3", 16: "buffer_load_dwordx4"}
 
 
+def load(ctx: KernelContext, op: "OperandTile", nbytes: int, data, offset):
+    """One load of ``nbytes`` at byte ``offset`` of the operand's matrix: a buffer load (out-of-range
+    offsets give 0), or with BufferLoad off a global load from the descriptor's base address (which
+    has no range check: the writer keeps those offsets in range itself)."""
+    opcode = LOAD_BYTES[nbytes]
+    if ctx.geometry.buffer_load:
+        return inst(opcode, data, offset, op.srd, 0, mods=["offen"])
+    return inst(opcode.replace("buffer_", "global_"), data, offset, op.srd.slice(0, 2))
+
+
 @dataclass
 class OperandTile:
     """Everything one operand's global read needs, and the registers it owns."""
@@ -137,6 +147,9 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         coords, tile_index, k_index = tile_coordinates(ctx, op, regs, i)
         row, tmp = ctx.vgpr(f"{op.name}Row"), ctx.vgpr(f"{op.name}Tmp")
         m.add(coords, inst("v_add_u32", row, tile_base, tile_index))
+        if not g.buffer_load:   # no range check on global loads: rows past the edge read the last row
+            last = ctx.sgpr(f"LastRow{op.name}")
+            m.add(inst("s_sub_u32", last, arg(op.free_size_arg), 1), inst("v_min_u32", row, last, row))
         if op.tlu:   # element (row, k) at row + k*ld
             m.add(inst("v_mul_lo_u32", tmp, k_index, arg(op.stride_arg)),
                   inst("v_add_u32", tmp, tmp, row))
@@ -155,9 +168,8 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
 
 def loads(ctx: KernelContext, op: OperandTile, offsets=None) -> Module:
     m = Module(f"global read {op.name}")
-    opcode = LOAD_BYTES[op.glvw * ctx.geometry.in_bpe]
     for data, offset in zip(op.data, offsets or op.offsets):
-        m.add(inst(opcode, data, offset, op.srd, 0, mods=["offen"]))
+        m.add(load(ctx, op, op.glvw * ctx.geometry.in_bpe, data, offset))
     return m
 
 
@@ -194,6 +206,9 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
     for i, (offset, data) in enumerate(zip(op.offsets, op.data)):
         coords, _, k_index = tile_coordinates(ctx, op, regs, i)
         m.add(coords)
+        if not g.buffer_load:   # global loads: zero the data, load only the lanes whose k is in range
+            m.add(_masked_global_loads(ctx, op, i, offset, data, k_index, k_remaining))
+            continue
         if op.tlu:   # the whole vector shares one k
             g_off = ctx.vgpr(f"GuardedOffset{op.name}")
             m.add(inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
@@ -211,6 +226,21 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
                   inst(LOAD_BYTES[bpe], data.slice(j * regs_per_element, regs_per_element), g_off, op.srd, 0,
                        mods=["offen"]))
     return m
+
+
+def _masked_global_loads(ctx, op: OperandTile, i: int, offset, data, k_index, k_remaining) -> Module:
+    """Tail loop without buffer loads (GlobalReadVectorWidth 1): lanes whose k is past the summation
+    size keep a zeroed register and issue no load (EXEC off)."""
+    from tensile_asm.isa.registers import EXEC
+
+    g = ctx.geometry
+    saved = ctx.sgpr(f"SavedExec{op.name}", 2)
+    return Module(f"{op.name} load {i}: masked global load").add(
+        [inst("v_mov_b32", data[r], 0) for r in range(data.count)],
+        inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
+        inst("s_and_saveexec_b64", saved, VCC),
+        load(ctx, op, g.in_bpe, data, offset),
+        inst("s_mov_b64", EXEC, saved))
 
 
 def move(ctx: KernelContext, op: OperandTile, amount, negative: bool = False) -> Module:

@@ -98,6 +98,24 @@ LOAD_OUT = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwo
 STORE_OUT = {2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2"}
 
 
+def memory_op(ctx: KernelContext, opcode: str, value, offset, srd) -> Module:
+    """A C/D load or store at byte ``offset``. Buffer form: out-of-range offsets are dropped by the
+    hardware. With BufferStore off: a global access from the descriptor's base, issued only by the lanes
+    whose offset is in range (EXEC masked), since global accesses have no range check."""
+    from tensile_asm.isa.registers import EXEC
+
+    m = Module(opcode)
+    if ctx.geometry.buffer_store:
+        return m.add(inst(opcode, value, offset, srd, 0, mods=["offen"]))
+    saved, flat = ctx.sgpr("SavedExecStore", 2), opcode.replace("buffer_", "global_")
+    operands = (value, offset, srd.slice(0, 2)) if "load" in opcode else (offset, value, srd.slice(0, 2))
+    # masked offsets are the out-of-range value plus a column offset: in range means below it
+    return m.add(inst("v_cmp_gt_u32", VCC, ctx.oob_offset, offset),
+                 inst("s_and_saveexec_b64", saved, VCC),
+                 inst(flat, *operands),
+                 inst("s_mov_b64", EXEC, saved))
+
+
 def widen_c(ctx: KernelContext, c) -> Module:
     """C as loaded (fp16/bf16 zero-extended) to the accumulator type, in place."""
     t = ctx.geometry.dest_type
@@ -150,7 +168,7 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
               inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
     if g.writes_workspace:   # unscaled partial sums in the accumulator type
         for i, v in enumerate(col.values):
-            m.add(inst(STORE_OUT[g.store_bpe], v, offsets[i], srd_d, 0, mods=["offen"]))
+            m.add(memory_op(ctx, STORE_OUT[g.store_bpe], v, offsets[i], srd_d))
         return m
     for v in col.values:
         m.add(scale(ctx, v, scalars.alpha))
@@ -164,7 +182,7 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
             m.add(inst("v_add_u32", c_offsets[i], col.row_offsets[i], c_col_off),
                   inst("v_cndmask_b32", c_offsets[i], ctx.oob_offset, c_offsets[i], VCC))
         for i in range(n):
-            m.add(inst(LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c, 0, mods=["offen"]))
+            m.add(memory_op(ctx, LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c))
         m.add(waitcnt(vmcnt=0, comment="C loaded"))
         for i, v in enumerate(col.values):
             m.add(widen_c(ctx, c_values.slice(i * r, r)), fma(ctx, v, scalars.beta, c_values.slice(i * r, r)))
@@ -173,7 +191,7 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
             m.add(inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))
             continue
         narrowing, out = narrow(ctx, v)
-        m.add(narrowing, inst(STORE_OUT[g.out_bpe], out, offsets[i], srd_d, 0, mods=["offen"]))
+        m.add(narrowing, memory_op(ctx, STORE_OUT[g.out_bpe], out, offsets[i], srd_d))
     return m
 
 
