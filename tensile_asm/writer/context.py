@@ -35,7 +35,7 @@ class Geometry:
     glvw_a: int = 1
     glvw_b: int = 1
     prefetch_global_read: bool = False
-    prefetch_local_read: bool = False
+    prefetch_local_read: int = 0  # K-slices whose LDS reads are issued ahead of the one being computed
     workgroup_mapping: int = 1
     stagger_u: int = 0
     stagger_stride_shift: int = 0
@@ -99,6 +99,11 @@ class Geometry:
     @property
     def num_threads(self) -> int:
         return self.wg0 * self.wg1 * self.local_split_u
+
+    @property
+    def local_read_sets(self) -> int:
+        """Register sets for the thread tile's A/B values: one per slice in flight, at most LoopUnroll."""
+        return min(int(self.prefetch_local_read) + 1, self.loop_unroll)
 
     @property
     def loop_unroll(self) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tensile_asm.isa.allocation import allocate
 from tensile_asm.isa.arch import Arch
+from tensile_asm.isa.hazards import insert_wait_states
 from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.writer import global_read, local_memory, mac, signature, stagger, store
@@ -32,6 +33,10 @@ class Kernel:
     resources: signature.Resources
     module: Module
     assignment: dict
+
+    def __post_init__(self):
+        # Hazard-free by construction: s_nop wherever isa/<arch>.yaml `hazards` asks (idempotent).
+        insert_wait_states(self.module, self.arch, self.assignment)
 
     def body_text(self) -> str:
         """Function text without metadata (for linking several kernels with one metadata note)."""
@@ -64,22 +69,24 @@ class _Parts:
 
 
 def _mac_steps(p: _Parts, buffer: int) -> Module:
-    """LoopUnroll steps of (LDS reads, wait, FMAs) on one LDS buffer, reads one step ahead with PLR."""
+    """LoopUnroll steps of (LDS reads, wait, FMAs) on one LDS buffer.
+
+    With PrefetchLocalRead P the reads of slice u+P are issued before slice u is computed, into a
+    register set of their own; the wait then lets the newer slices' reads stay in flight (LDS reads
+    complete in order), as far as lgkmcnt can count them."""
     ctx, g = p.ctx, p.ctx.geometry
     m = Module(f"MAC steps on LDS buffer {buffer}")
-    steps = g.loop_unroll
-    if not g.prefetch_local_read:
-        for u in range(steps):
-            m.add(local_memory.local_reads(ctx, p.lr, u, buffer),
-                  waitcnt(lgkmcnt=0, comment=f"k={u} operands"),
-                  mac.mac_step(ctx, p.acc, p.lr))
-        return m
-    m.add(local_memory.local_reads(ctx, p.lr, 0, buffer, regset=0))
+    steps, sets = g.loop_unroll, g.local_read_sets
+    ahead, per_step = sets - 1, local_memory.reads_per_step(ctx)
+    max_lgkm = ctx.arch.memory["max_lgkmcnt"]
+    for u in range(min(ahead, steps)):
+        m.add(local_memory.local_reads(ctx, p.lr, u, buffer, regset=u % sets))
     for u in range(steps):
-        m.add(waitcnt(lgkmcnt=0, comment=f"k={u} operands"))
-        if u + 1 < steps:
-            m.add(local_memory.local_reads(ctx, p.lr, u + 1, buffer, regset=(u + 1) % 2))
-        m.add(mac.mac_step(ctx, p.acc, p.lr, regset=u % 2))
+        if u + ahead < steps:
+            m.add(local_memory.local_reads(ctx, p.lr, u + ahead, buffer, regset=(u + ahead) % sets))
+        newer = per_step * (min(u + ahead, steps - 1) - u)
+        m.add(waitcnt(lgkmcnt=min(newer, max_lgkm), comment=f"k={u} operands"),
+              mac.mac_step(ctx, p.acc, p.lr, regset=u % sets))
     return m
 
 

@@ -60,7 +60,7 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
     g = ctx.geometry
     vw = g.vector_width
     bpe_shift = g.bytes_per_element.bit_length() - 1
-    sets = 2 if g.prefetch_local_read else 1
+    sets = g.local_read_sets
     r = g.acc_regs
     align = ctx.arch.vgpr["tuple_alignment"] if vw * r > 1 else 1
     state = LocalReadState(ctx.vgpr("LocalReadAddrA"), ctx.vgpr("LocalReadAddrB"),
@@ -76,6 +76,13 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
             m.add(inst("v_mul_u32_u24", tmp, g.loop_unroll * mt * g.bytes_per_element, regs.split_group),
                   inst("v_add_u32", addr, addr, tmp))
     return m, state
+
+
+def reads_per_step(ctx: KernelContext) -> int:
+    """LDS read instructions one K-slice takes (A and B, in accesses of at most 16 bytes)."""
+    g = ctx.geometry
+    per_vector = -(-(g.vector_width * g.acc_regs) // 4)
+    return (g.tt0 + g.tt1) // g.vector_width * per_vector
 
 
 def local_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int = 0, regset: int = 0) -> Module:
