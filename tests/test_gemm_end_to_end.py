@@ -165,6 +165,7 @@ FEATURES = [  # extra solution parameters on top of WorkGroup [8, 8, 1], ThreadT
     {"GlobalSplitU": 2, "GlobalSplitUAlgorithm": "MultipleBuffer"},
     {"GlobalSplitU": 4, "GlobalSplitUAlgorithm": "MultipleBuffer", "StaggerU": 4, "PrefetchGlobalRead": 1},
     {"NumLoadsCoalescedA": 2, "NumLoadsCoalescedB": -1},
+    {"GlobalReadCoalesceGroupA": False, "GlobalReadCoalesceGroupB": False, "GlobalReadVectorWidth": 2},
     {"PrefetchGlobalRead": 1, "1LDSBuffer": 1, "PrefetchLocalRead": 1},
     {"LdsPadA": 3, "LdsPadB": 1, "VectorWidth": 2, "GlobalReadVectorWidth": 2},
     {"WorkGroupMapping": 4, "StaggerU": 8, "StaggerUStride": 128},

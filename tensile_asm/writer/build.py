@@ -66,7 +66,9 @@ def geometry(solution) -> Geometry:
                     global_split_u=int(p.get("GlobalSplitU", 1)),
                     buffer_load=bool(p.get("BufferLoad", True)), buffer_store=bool(p.get("BufferStore", True)),
                     gsu_multiple_buffer=p.get("GlobalSplitUAlgorithm", "SingleBuffer") == "MultipleBuffer",
-                    nlc_a=d.num_loads_coalesced_a, nlc_b=d.num_loads_coalesced_b)
+                    nlc_a=d.num_loads_coalesced_a, nlc_b=d.num_loads_coalesced_b,
+                    coalesce_group_a=bool(p.get("GlobalReadCoalesceGroupA", True)),
+                    coalesce_group_b=bool(p.get("GlobalReadCoalesceGroupB", True)))
 
 
 # (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at

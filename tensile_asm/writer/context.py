@@ -47,6 +47,8 @@ class Geometry:
     gsu_multiple_buffer: bool = False  # GlobalSplitUAlgorithm MultipleBuffer: partial tiles to a workspace
     buffer_load: bool = True      # BufferLoad: A/B through buffer descriptors (False: global_load)
     buffer_store: bool = True     # BufferStore: C/D through buffer descriptors (False: global_store)
+    coalesce_group_a: bool = True  # GlobalReadCoalesceGroupA: adjacent threads along the coalesced dimension
+    coalesce_group_b: bool = True
     nlc_a: int = 0                # NumLoadsCoalescedA; 0 = the smallest that splits the loads (Tensile's 1)
     nlc_b: int = 0
 

@@ -98,7 +98,10 @@ def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, 
     p, c = divmod(load, nlc)
     threads_per_row = lsc // op.glvw
     coal, perp = ctx.vgpr(f"{op.name}Coal"), ctx.vgpr(f"{op.name}Perp")
-    m.add(divmod_const(ctx, perp, coal, regs.serial, threads_per_row, g.num_threads - 1))
+    if getattr(g, f"coalesce_group_{op.name.lower()}"):
+        m.add(divmod_const(ctx, perp, coal, regs.serial, threads_per_row, g.num_threads - 1))
+    else:   # GlobalReadCoalesceGroup false: adjacent threads walk the perpendicular dimension
+        m.add(divmod_const(ctx, coal, perp, regs.serial, g.num_threads // threads_per_row, g.num_threads - 1))
     if op.glvw > 1:
         m.add(inst("v_lshlrev_b32", coal, op.glvw.bit_length() - 1, coal))
     if c:
