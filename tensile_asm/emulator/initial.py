@@ -119,8 +119,9 @@ class WaveSetup:
         self.arch, self.kd, self.limits, self.grid, self.block = arch, kd, limits, grid, block
         self.lanes = arch.wavefront_size
         kernarg = buffers["kernarg"].base
-        if kd.kernarg_preload:
-            raise UserError("kernels that preload kernel arguments into SGPRs are not emulated yet")
+        # Kernel-argument preload (gfx940+): LLVM puts a compatibility prologue at the entry that
+        # s_loads the preloaded dwords into their user SGPRs and branches over the 256-byte header
+        # (what firmware without preload support runs); the emulator starts at the entry and runs it.
         user = []
         if kd.enable_sgpr_private_segment_buffer:
             user += [0, 0, 0, 0]

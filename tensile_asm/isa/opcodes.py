@@ -93,6 +93,8 @@ def op_info(opcode: str, returns: bool = False) -> OpInfo:
             return OpInfo("DS", 1, counter="lgkm", memory="load")
         if op.startswith(("ds_write", "ds_store")):
             return OpInfo("DS", 0, counter="lgkm", memory="store")
+        if op in ("ds_bpermute_b32", "ds_permute_b32", "ds_swizzle_b32"):     # lane shuffles: write vdst
+            return OpInfo("DS", 1, counter="lgkm")
         return OpInfo("DS", 1 if returns or "_rtn_" in op else 0, counter="lgkm", memory="atomic")
     for prefix, family in (("buffer_", "MUBUF"), ("global_", "GLOBAL"), ("flat_", "FLAT"), ("scratch_", "GLOBAL")):
         if op.startswith(prefix):

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Build the emulator's third-party fixtures: kernels that compilers other than ours produced.
+
+  python3 tools/make_emulator_fixtures.py [--only NAME ...] [--clang clang-22] [--triton-python PY]
+
+(a) HIP C++ (tools/emulator_fixtures/*.hip) compiled by clang-22 for gfx90a against Debian's HIP
+    5.2 headers and device libraries (apt-get install hipcc libamdhip64-dev rocm-device-libs; see
+    toolchain-probe §5: code object v5 and ``-D__AMDGCN_WAVEFRONT_SIZE=64``; hip.bc is linked for
+    ``__syncthreads``' fence).
+(b) Triton kernels (tools/emulator_fixtures/triton_kernels.py) compiled by Triton's AMD backend for
+    gfx942 without a GPU (toolchain-probe §8); Triton's own hsaco is kept. Triton is not a project
+    dependency: install it in a throwaway venv (python3 -m venv /tmp/tv && /tmp/tv/bin/pip install
+    triton==3.9.0) and pass --triton-python /tmp/tv/bin/python.
+
+Each fixture is tests/data/fixtures/NAME.co (or .hsaco) plus NAME.json: the kernel, grid, block,
+LDS, the arguments (arrays with dtype/shape/initialisation, scalars), and numpy expressions the
+outputs must match (tests/test_emulator_fixtures.py runs them on the emulator, strict).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "tools" / "emulator_fixtures"
+OUT = ROOT / "tests" / "data" / "fixtures"
+BITCODE = Path("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
+
+
+def arr(name, dtype, shape, init="uniform", lo=-1.0, hi=1.0):
+    spec = {"name": name, "array": {"dtype": dtype, "shape": list(shape)}, "init": init}
+    if init in ("uniform", "randint"):
+        spec["range"] = [lo, hi]
+    return spec
+
+
+def out(name, dtype, shape):
+    return arr(name, dtype, shape, init="poison")
+
+
+def scalar(name, dtype, value):
+    return {"name": name, "scalar": dtype, "value": value}
+
+
+def scratch(name):
+    """Triton's trailing global/profile scratch pointers: a small buffer nothing checks."""
+    return arr(name, "uint8", [256], init="randint", lo=1, hi=255)
+
+
+def check(output, expect, rtol, atol):
+    return {"output": output, "expect": expect, "rtol": rtol, "atol": atol}
+
+
+# -- HIP C++ for gfx90a ------------------------------------------------------------------------------
+M, N, K = 40, 36, 50
+HIP = {
+    "hip_vadd_grid_stride": dict(
+        grid=[3, 1, 1], block=[128, 1, 1],
+        args=[arr("a", "float32", [1000]), arr("b", "float32", [1000]), out("c", "float32", [1000]),
+              scalar("n", "int32", 1000)],
+        checks=[check("c", "a + b", 0, 0)]),
+    "hip_sgemm_tiled": dict(
+        grid=[3, 3, 1], block=[16, 16, 1],
+        args=[arr("A", "float32", [M * K]), arr("B", "float32", [K * N]), out("C", "float32", [M * N]),
+              scalar("M", "int32", M), scalar("N", "int32", N), scalar("K", "int32", K)],
+        checks=[check("C", f"(A.astype(np.float64).reshape({M}, {K}) @ B.astype(np.float64).reshape({K}, {N}))"
+                           ".ravel()", 1e-5, 1e-5)]),
+    "hip_block_reduce_shfl": dict(
+        grid=[4, 1, 1], block=[256, 1, 1],
+        args=[arr("x", "float32", [1000]), out("out", "float32", [4]), scalar("n", "int32", 1000)],
+        checks=[check("out", "np.pad(x.astype(np.float64), (0, 24)).reshape(4, 256).sum(1)", 1e-5, 1e-5)]),
+    "hip_half_math": dict(
+        grid=[4, 1, 1], block=[64, 1, 1],
+        args=[arr("x", "float16", [400]), arr("y", "float16", [400]), out("z", "float16", [400]),
+              arr("a", "float16", [200], lo=-2, hi=2), arr("b", "float16", [200], lo=-2, hi=2),
+              out("f", "float32", [200]), scalar("alpha", "float16", 1.375), scalar("n", "int32", 200)],
+        checks=[check("z", "(np.float64(alpha) * x.astype(np.float64) + y).astype(np.float16)", 1e-3, 1e-3),
+                check("f", "((a.astype(np.float64) * b).astype(np.float16).astype(np.float64)"
+                           " + np.maximum(a, b)).astype(np.float16) + 0.25 * a.astype(np.float64)", 1e-3, 1e-3)]),
+    "hip_dmath": dict(
+        grid=[4, 1, 1], block=[64, 1, 1],
+        args=[arr("a", "float64", [200]), arr("b", "float64", [200]), arr("c", "float64", [200]),
+              out("out", "float64", [200]), out("dot", "float64", [50]), scalar("alpha", "float64", 0.75),
+              scalar("n", "int32", 200)],
+        checks=[check("out", "np.fmax(a * b + c - alpha * a, c) * 0.5", 1e-14, 1e-14),
+                check("dot", "(a.reshape(50, 4) * b.reshape(50, 4)).sum(1)", 1e-14, 1e-14)]),
+    "hip_wave_scan_dpp": dict(
+        grid=[2, 1, 1], block=[128, 1, 1],
+        args=[arr("x", "float32", [256]), out("scan", "float32", [256]), out("quad_rev", "float32", [256]),
+              out("mirror", "float32", [256])],
+        checks=[check("scan", "np.cumsum(x.astype(np.float64).reshape(-1, 64), 1).ravel()", 1e-5, 1e-5),
+                check("quad_rev", "x.reshape(-1, 4)[:, ::-1].ravel()", 0, 0),
+                check("mirror", "x.reshape(-1, 16)[:, ::-1].ravel()", 0, 0)]),
+}
+
+
+def compile_hip(name: str, clang: str) -> tuple[Path, str]:
+    src = SRC / f"{name[len('hip_'):]}.hip"
+    co = OUT / f"{name}.co"
+    tmp = co.with_suffix(".tmp")
+    cmd = [clang, "-x", "hip", "--rocm-path=/usr", f"--hip-device-lib-path={BITCODE}", "--offload-arch=gfx90a",
+           "--cuda-device-only", "--no-gpu-bundle-output", "-O3", "-mcode-object-version=5",
+           "-D__AMDGCN_WAVEFRONT_SIZE=64", "-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(BITCODE / "hip.bc"),
+           "-c", str(src), "-o", str(tmp)]
+    subprocess.run(cmd, check=True)
+    tmp.replace(co)
+    version = subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    shown = " ".join(cmd[:-3] + [src.relative_to(ROOT).as_posix(), "-o", co.name])
+    return co, f"{version}; {shown}"
+
+
+# -- Triton for gfx942 ---------------------------------------------------------------------------------
+TM, TN, TK = 50, 40, 70
+_MM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", **{k: "i32" for k in (
+    "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")},
+    **{k: "constexpr" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "PRECISION")}}
+
+
+def _mm(dtype, block_k):
+    return dict(
+        grid=[2, 2, 1], block=[256, 1, 1], num_warps=4, fn="matmul_kernel",
+        signature=dict(_MM_SIG, a_ptr="*fp16" if dtype == "float16" else "*fp32",
+                       b_ptr="*fp16" if dtype == "float16" else "*fp32"),
+        constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": block_k, "PRECISION": "ieee"},
+        args=[arr("A", dtype, [TM, TK]), arr("B", dtype, [TK, TN]), out("C", "float32", [TM, TN]),
+              scalar("M", "int32", TM), scalar("N", "int32", TN), scalar("K", "int32", TK),
+              scalar("stride_am", "int32", TK), scalar("stride_ak", "int32", 1),
+              scalar("stride_bk", "int32", TN), scalar("stride_bn", "int32", 1),
+              scalar("stride_cm", "int32", TN), scalar("stride_cn", "int32", 1), scratch("global_scratch"),
+              scratch("profile_scratch")],
+        checks=[check("C", "A.astype(np.float64) @ B.astype(np.float64)", 1e-4, 1e-4)])
+
+
+TRITON = {
+    "triton_matmul_f16": _mm("float16", 32),
+    "triton_matmul_f32": _mm("float32", 16),
+    "triton_softmax": dict(
+        grid=[6, 1, 1], block=[128, 1, 1], num_warps=2, fn="softmax_kernel",
+        signature={"out_ptr": "*fp32", "in_ptr": "*fp32", "in_stride": "i32", "out_stride": "i32",
+                   "n_cols": "i32", "BLOCK": "constexpr"}, constexprs={"BLOCK": 128},
+        args=[out("y", "float32", [6, 100]), arr("x", "float32", [6, 100], lo=-4, hi=4),
+              scalar("in_stride", "int32", 100), scalar("out_stride", "int32", 100), scalar("n_cols", "int32", 100),
+              scratch("global_scratch"), scratch("profile_scratch")],
+        checks=[check("y", "np.exp(x - x.max(1, keepdims=True)) / np.exp(x - x.max(1, keepdims=True))"
+                           ".sum(1, keepdims=True)", 1e-5, 1e-6)]),
+    "triton_row_sum": dict(
+        grid=[5, 1, 1], block=[256, 1, 1], num_warps=4, fn="row_sum_kernel",
+        signature={"out_ptr": "*fp32", "in_ptr": "*fp32", "in_stride": "i32", "n_cols": "i32",
+                   "BLOCK": "constexpr"}, constexprs={"BLOCK": 256},
+        args=[out("s", "float32", [5]), arr("x", "float32", [5, 700]), scalar("in_stride", "int32", 700),
+              scalar("n_cols", "int32", 700), scratch("global_scratch"), scratch("profile_scratch")],
+        checks=[check("s", "x.astype(np.float64).sum(1)", 1e-5, 1e-5)]),
+}
+
+
+def triton_worker(name: str) -> None:
+    """Runs inside the Python that has triton: compile one kernel, write its hsaco, print metadata."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    sys.path.insert(0, str(SRC))
+    import triton
+    import triton_kernels
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    spec = TRITON[name]
+    fn = getattr(triton_kernels, spec["fn"])
+    k = triton.compile(ASTSource(fn, signature=spec["signature"], constexprs=spec["constexprs"]),
+                       target=GPUTarget("hip", "gfx942", 64), options={"num_warps": spec["num_warps"]})
+    co = OUT / f"{name}.hsaco"
+    tmp = co.with_suffix(".tmp")
+    tmp.write_bytes(k.asm["hsaco"])
+    tmp.replace(co)
+    print(json.dumps({"kernel": k.metadata.name, "shared": k.metadata.shared, "version": triton.__version__}))
+
+
+def compile_triton(name: str, python: str) -> tuple[Path, str, dict]:
+    proc = subprocess.run([python, str(Path(__file__).resolve()), "--triton-worker", name],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"triton compile of {name} failed:\n{proc.stderr[-3000:]}")
+    meta = json.loads(proc.stdout.strip().splitlines()[-1])
+    spec = TRITON[name]
+    how = (f"triton {meta['version']} ({spec['fn']} in tools/emulator_fixtures/triton_kernels.py, constexprs "
+           f"{spec['constexprs']}, num_warps {spec['num_warps']}, GPUTarget('hip', 'gfx942', 64)); Triton's hsaco")
+    return OUT / f"{name}.hsaco", how, meta
+
+
+def write_json(name: str, co: Path, kernel: str, arch: str, how: str, spec: dict, lds_bytes=None) -> None:
+    doc = {"name": name, "code_object": co.name, "kernel": kernel, "arch": arch, "compiled_by": how,
+           "regenerate": f"python3 tools/make_emulator_fixtures.py --only {name}",
+           "grid": spec["grid"], "block": spec["block"], "lds_bytes": lds_bytes,
+           "args": spec["args"], "checks": spec["checks"]}
+    path = OUT / f"{name}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", nargs="*", default=None, help="fixture names (default: all)")
+    p.add_argument("--clang", default=os.environ.get("CLANG", "clang-22"))
+    p.add_argument("--triton-python", default=sys.executable, help="a Python with triton==3.9.0 installed")
+    p.add_argument("--triton-worker", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.triton_worker:
+        triton_worker(args.triton_worker)
+        return 0
+    OUT.mkdir(parents=True, exist_ok=True)
+    names = args.only or [*HIP, *TRITON]
+    for name in names:
+        if name in HIP:
+            if shutil.which(args.clang) is None or not (BITCODE / "hip.bc").is_file():
+                raise SystemExit(f"{name}: needs {args.clang} and Debian's HIP device libraries; "
+                                 f"apt-get install clang-22 hipcc libamdhip64-dev rocm-device-libs")
+            co, how = compile_hip(name, args.clang)
+            write_json(name, co, name[len("hip_"):], "gfx90a", how, HIP[name])
+        elif name in TRITON:
+            co, how, meta = compile_triton(name, args.triton_python)
+            # Triton's shared memory is dynamic: the launch passes metadata.shared bytes of LDS
+            write_json(name, co, meta["kernel"], "gfx942", how, TRITON[name], lds_bytes=meta["shared"])
+        else:
+            raise SystemExit(f"unknown fixture {name}; known: {', '.join([*HIP, *TRITON])}")
+        print(f"wrote {co.relative_to(ROOT)} ({co.stat().st_size} bytes) and {name}.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
