@@ -30,20 +30,29 @@ def coordinates(ctx: KernelContext, regs) -> tuple[Module, VReg, VReg]:
     return m, row, col
 
 
-def descriptor(ctx: KernelContext, regs, letter: str, bpe: int, batch_stride_arg: str | None = None,
-               ld_arg: str | None = None) -> tuple[Module, VReg]:
-    """Buffer descriptor of this batch's matrix ``letter``: base + WorkGroup2*batch stride, ld*N records."""
+def batch_base(ctx: KernelContext, regs, base, letter: str, bpe: int, batched: bool = True) -> Module:
+    """base (an SGPR pair) = Address<letter> + WorkGroup2 * Strides<letter>1 * bpe, in 64 bits."""
     arg = regs.arg
-    srd, prod = ctx.sgpr(f"Srd{letter}", 4), ctx.sgpr(f"BatchOffset{letter}", 2)
-    shift = bpe.bit_length() - 1
-    stride = arg(batch_stride_arg or f"Strides{letter}1")
-    m = Module(f"descriptor for {letter}").add(
+    address = arg(f"Address{letter}")
+    if not batched:
+        return Module(f"base of {letter}").add(inst("s_mov_b64", base, address))
+    prod, stride = ctx.sgpr(f"BatchOffset{letter}", 2), arg(f"Strides{letter}1")
+    return Module(f"base of this batch's {letter}").add(
         inst("s_mul_i32", prod[0], regs.workgroup[2], stride),
         inst("s_mul_hi_u32", prod[1], regs.workgroup[2], stride),
-        inst("s_lshl_b64", prod, prod, shift),
-        inst("s_add_u32", srd[0], arg(f"Address{letter}")[0], prod[0]),
-        inst("s_addc_u32", srd[1], arg(f"Address{letter}")[1], prod[1]),
-        inst("s_mul_i32", srd[2], arg(ld_arg or f"Strides{letter}0"), arg("SizesFree1")),
+        inst("s_lshl_b64", prod, prod, bpe.bit_length() - 1),
+        inst("s_add_u32", base[0], address[0], prod[0]),
+        inst("s_addc_u32", base[1], address[1], prod[1]))
+
+
+def descriptor(ctx: KernelContext, regs, letter: str, bpe: int) -> tuple[Module, VReg]:
+    """Buffer descriptor of this batch's matrix ``letter``: base + WorkGroup2*batch stride, ld*N records."""
+    arg = regs.arg
+    srd = ctx.sgpr(f"Srd{letter}", 4)
+    shift = bpe.bit_length() - 1
+    m = Module(f"descriptor for {letter}").add(
+        batch_base(ctx, regs, srd.slice(0, 2), letter, bpe),
+        inst("s_mul_i32", srd[2], arg(f"Strides{letter}0"), arg("SizesFree1")),
         inst("s_lshl_b32", srd[2], srd[2], shift),
         inst("s_mov_b32", srd[3], ctx.arch.memory["buffer_srd_word3"]))
     return m, srd

@@ -18,6 +18,7 @@ from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
+from tensile_asm.writer.elementwise import batch_base
 from tensile_asm.writer.prologue import EntryRegisters
 
 BUFFER_OOB = 0x80000000  # an offset past any num_records we set: loads give 0, stores are dropped
@@ -120,17 +121,7 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
     lds_shift = g.lds_bpe.bit_length() - 1
     m = Module(f"global read {op.name}: setup")
     srd, arg = op.srd, regs.arg
-    address = arg(f"Address{op.name}")
-    # Base of this batch's matrix: Address + WorkGroup2 * batch stride * bpe (64-bit).
-    if g.batched:
-        prod = ctx.sgpr(f"BatchOffset{op.name}", 2)
-        m.add(inst("s_mul_i32", prod[0], regs.workgroup[2], arg(f"Strides{op.name}1")),
-              inst("s_mul_hi_u32", prod[1], regs.workgroup[2], arg(f"Strides{op.name}1")),
-              inst("s_lshl_b64", prod, prod, shift),
-              inst("s_add_u32", srd[0], address[0], prod[0]),
-              inst("s_addc_u32", srd[1], address[1], prod[1]))
-    else:
-        m.add(inst("s_mov_b64", srd.slice(0, 2), address))
+    m.add(batch_base(ctx, regs, srd.slice(0, 2), op.name, bpe, g.batched))
     m.add(inst("s_lshl_b32", srd[2], arg(f"Tensor2dSize{op.name}")[0], shift,
                comment="num_records: this batch's matrix in bytes"),
           inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))

@@ -20,6 +20,7 @@ from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
+from tensile_asm.writer.elementwise import batch_base
 from tensile_asm.writer.mac import element, fma
 from tensile_asm.writer.prologue import EntryRegisters
 
@@ -37,18 +38,11 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
     g, arch = ctx.geometry, ctx.arch
     srd = ctx.sgpr(f"Srd{letter}", 4)
     arg = regs.arg
-    address, ld = arg(f"Address{letter}"), arg(f"Strides{letter}0")
-    shift = (g.store_bpe if letter == "D" else g.out_bpe).bit_length() - 1
+    ld = arg(f"Strides{letter}0")
+    bpe = g.store_bpe if letter == "D" else g.out_bpe
+    shift = bpe.bit_length() - 1
     m = Module(f"descriptor for {letter}")
-    if g.batched:
-        prod = ctx.sgpr(f"BatchOffset{letter}", 2)
-        m.add(inst("s_mul_i32", prod[0], regs.workgroup[2], arg(f"Strides{letter}1")),
-              inst("s_mul_hi_u32", prod[1], regs.workgroup[2], arg(f"Strides{letter}1")),
-              inst("s_lshl_b64", prod, prod, shift),
-              inst("s_add_u32", srd[0], address[0], prod[0]),
-              inst("s_addc_u32", srd[1], address[1], prod[1]))
-    else:
-        m.add(inst("s_mov_b64", srd.slice(0, 2), address))
+    m.add(batch_base(ctx, regs, srd.slice(0, 2), letter, bpe, g.batched))
     if letter == "D" and g.writes_workspace:
         # slice s of the workspace starts s * M*N*batch elements in
         slice_elems, off = ctx.sgpr("WorkspaceSliceElems"), ctx.sgpr("WorkspaceSliceOffset", 2)
