@@ -32,6 +32,7 @@ class CaseResult:
     tolerance: float | None
     passed: bool
     detail: str = ""
+    estimated_cycles: int | None = None     # the emulator's cycle model, one workgroup (modelled)
 
 
 def verify_sizes(co_path: Path, kernel_name: str, geometry: Geometry, sizes: list[Size], alpha: float,
@@ -58,5 +59,6 @@ def verify_sizes(co_path: Path, kernel_name: str, geometry: Geometry, sizes: lis
             detail = f"{cmp.outside_writes} elements written outside D's M x N region"
         elif cmp.bad_elements:
             detail = f"{cmp.bad_elements} elements above tolerance"
-        results.append(CaseResult(size, alpha, beta, cmp.max_rel_error, cmp.tolerance, cmp.passed, detail))
+        results.append(CaseResult(size, alpha, beta, cmp.max_rel_error, cmp.tolerance, cmp.passed, detail,
+                                  getattr(launch.stats, "estimated_cycles", None)))
     return results

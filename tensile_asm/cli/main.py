@@ -132,6 +132,8 @@ def cmd_verify(args) -> int:
         print(f"{str(r.size):<18} {r.alpha:>7g} {r.beta:>7g} {err:>12} {tol:>10}  "
               f"{'PASS' if r.passed else 'FAIL'}{'  ' + r.detail if r.detail else ''}")
         failed += not r.passed
+        if r.estimated_cycles is not None:
+            print(f"{'':<18} modelled: {r.estimated_cycles} cycles for one workgroup (cycle model, not a measurement)")
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
-from tensile_asm.emulator import batch, initial
+from tensile_asm.emulator import batch, cycles, initial
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.lds import LdsTracker
 from tensile_asm.emulator.memory import DeviceMemory, Fault
@@ -39,6 +39,9 @@ class LaunchResult:
     lds_bytes: int = 0
     strict: bool = True
     opcode_counts: dict = field(default_factory=dict)
+    estimated_cycles: int | None = None   # cycle model of the first workgroup: modelled, not measured
+    cycle_model: str = ""                 # the model's name (see emulator/cycles.py)
+    cycle_estimate: object = None         # its CycleEstimate (per wave: issue clocks by class, waits)
 
     def __str__(self) -> str:
         return (f"{self.kernel}: {self.workgroups} workgroups, {self.waves} waves, {self.instructions} "
@@ -133,13 +136,16 @@ class Emulator:
 
     def launch(self, kernel: str, grid=(1, 1, 1), block=(64, 1, 1), args=(), lds_bytes=None,
                max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, trace=None, trace_if=None,
-               lockstep: bool = True) -> LaunchResult:
+               lockstep: bool = True, cycle_model: bool = True) -> LaunchResult:
         """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items; ndarrays in ``args`` are
         device buffers whose final contents are copied back into them.
 
         ``trace(wave, instruction)``, when given, is called just before each executed instruction for
         which ``trace_if(instruction)`` is true (every instruction without ``trace_if``); it sees the
         wave's registers as the instruction will read them. An exception it raises ends the launch.
+
+        ``cycle_model``: record the first workgroup's instruction sequences and set
+        ``estimated_cycles`` from the cycle model (cycles.py; modelled, not measured).
         """
         start = time.perf_counter()
         ko = self._kernel(kernel)
@@ -169,7 +175,13 @@ class Emulator:
                     for x in range(grid[0]):
                         group = Workgroup((x, y, z), lds, memory, self.strict)
                         setup.populate(group)
-                        _run_group(group, ops, counts, self.strict, budget, lockstep=lockstep and trace is None)
+                        recorder = cycles.Recorder(ops) if cycle_model and result.workgroups == 0 else None
+                        _run_group(group, recorder.ops if recorder else ops, counts, self.strict, budget,
+                                   lockstep=lockstep and trace is None)
+                        if recorder is not None:
+                            est = cycles.estimate([op.inst for op in ops], recorder.sequences, self.arch)
+                            result.estimated_cycles, result.cycle_model = est.cycles, est.model
+                            result.cycle_estimate = est
                         result.workgroups += 1
                         result.waves += len(group.waves)
         initial.copy_back(buffers)
