@@ -168,6 +168,7 @@ def test_mfma_layout_and_values(arch, op):
     body += ["s_nop 7"] * 8
     for r in range(nc):
         body += [f"v_accvgpr_read_b32 v{vc + r}, a{r}", f"v_add_u32 v2, {r * 256}, v1",
+                 "s_nop 0",           # gfx908: v_accvgpr_read -> memory read of its VGPR needs 2 wait states
                  f"global_store_dword v2, v{vc + r}, s[6:7]"]
     body.append("s_endpgm")
     vgprs = vc + nc + 2

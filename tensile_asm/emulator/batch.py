@@ -21,6 +21,7 @@ import copy
 
 import numpy as np
 
+from tensile_asm.emulator import hazard_check
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.program import describe
 from tensile_asm.emulator.state import READY
@@ -91,6 +92,7 @@ class WaveBatch:
         for w in self.subs[1:]:
             w.rstate = bytearray(self.rstate)
             w.pending = _copy_pending(self.pending)
+        hazard_check.copy_state(self.subs[0], self.subs[1:])
 
 
 def _copy_pending(p: Pending) -> Pending:
@@ -113,7 +115,7 @@ def can_batch(group) -> bool:
     for w in waves[1:]:
         if w.rstate != lead.rstate or not _same_pending(w.pending, lead.pending):
             return False
-    return True
+    return hazard_check.same_state(waves)
 
 
 def _same_pending(p: Pending, q: Pending) -> bool:
@@ -153,6 +155,8 @@ def run_batch(b: WaveBatch, ops, counts, strict, budget) -> None:
                 for k in op.srcs:
                     if st[k] != READY:
                         raise read_error(b, op, k)
+                if op.hazard is not None:
+                    op.hazard(lead, lead.instructions + n + lead.nops)
             skeys = op.skeys
             if op.batchable and (not skeys or _uniform(subs, skeys)):
                 r = op.fn(b)

@@ -203,7 +203,8 @@ def _traced(ops, trace, trace_if) -> list:
             def fn(w, _run=op.fn, _inst=op.inst):
                 trace(w, _inst)
                 return _run(w)
-            op = Op(fn, op.srcs, op.defs, op.inst, op.index)
+            hazard, op = op.hazard, Op(fn, op.srcs, op.defs, op.inst, op.index)
+            op.hazard = hazard
         out.append(op)
     return out
 
@@ -248,6 +249,8 @@ def _run_wave(w, ops, counts, strict, budget) -> None:
                 for k in op.srcs:
                     if st[k] != 1:
                         raise strict_mode.read_error(w, op, k)
+                if op.hazard is not None:
+                    op.hazard(w, w.instructions + n + w.nops)
             r = op.fn(w)
             if strict:
                 for k in op.defs:

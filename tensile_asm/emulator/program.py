@@ -53,11 +53,12 @@ class Op:
     (a vector op whose result per lane depends only on that lane, its wave's uniform SGPR sources
     ``skeys`` and shared memory); anything else runs wave by wave (see batch.py)."""
 
-    __slots__ = ("fn", "srcs", "defs", "inst", "index", "batchable", "skeys")
+    __slots__ = ("fn", "srcs", "defs", "inst", "index", "batchable", "skeys", "hazard")
 
     def __init__(self, fn, srcs, defs, inst, index, batchable=False):
         self.fn, self.srcs, self.defs, self.inst, self.index = fn, srcs, defs, inst, index
         self.batchable = batchable
+        self.hazard = None       # strict: fn(wave, clock) checking/recording hazard rules (hazard_check.py)
         self.skeys = tuple(k for k in srcs if k < VKEY and k not in (126, 127))
 
 
@@ -378,6 +379,9 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
         batchable = (builder is not None and not cx.lane_bound and _batchable(ins, defs)
                      and not getattr(fn, "lane_bound", False))
         ops.append(Op(fn, tuple(dict.fromkeys(srcs)), dkeys, ins, index, batchable))
+    if strict:
+        from tensile_asm.emulator import hazard_check
+        hazard_check.attach(ops, arch)
     return ops
 
 

@@ -316,7 +316,15 @@ def _setpc(ins, cx):
 # -- SOPP ---------------------------------------------------------------------------------------------
 
 
-@handles("s_nop", "s_setprio", "s_sleep", "s_icache_inv", "s_dcache_inv", "s_dcache_wb", "s_dcache_inv_vol",
+@handles("s_nop")
+def _nop(ins, cx):
+    extra = int(ins.operands[0].value) & 0xF if ins.operands else 0      # s_nop N: N+1 wait states
+    def fn(w):
+        w.nops += extra
+    return fn
+
+
+@handles("s_setprio", "s_sleep", "s_icache_inv", "s_dcache_inv", "s_dcache_wb", "s_dcache_inv_vol",
          "s_dcache_wb_vol", "s_ttracedata", "s_incperflevel", "s_decperflevel", "s_setkill")
 def _noop(ins, cx):
     return lambda w: None

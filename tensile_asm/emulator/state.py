@@ -51,7 +51,7 @@ class Wave:
     """One wavefront. ``group`` is its workgroup (shared LDS, barrier bookkeeping)."""
 
     __slots__ = ("v", "vf", "a", "s", "scc", "exec", "exec_lanes", "exec_full", "pc", "done", "at_barrier",
-                 "epoch", "rstate", "pending", "index", "group", "lanes", "instructions", "trace")
+                 "epoch", "rstate", "pending", "index", "group", "lanes", "instructions", "trace", "nops", "hz")
 
     def __init__(self, index: int, group, num_vgprs: int, num_agprs: int, lanes: int = 64, v=None, a=None):
         self.index = index                  # wave number within the workgroup
@@ -74,6 +74,8 @@ class Wave:
         self.pending = None                 # strict: the outstanding memory operations
         self.instructions = 0
         self.trace = None
+        self.nops = 0                       # extra wait states of executed s_nop (s_nop N: N)
+        self.hz = {}                        # strict: hazard producers (emulator/hazard_check.py)
 
     def set_exec(self, value: int) -> None:
         value &= _ALL64

@@ -1,0 +1,122 @@
+"""The hazard pass: insert the fewest ``s_nop`` so that no rule of ``isa/<gfx>.yaml`` ``hazards`` fires.
+
+Histories are walked backwards through fall-through and through every branch that targets a label
+(loops included), up to the largest wait-state count any rule asks for; the requirement before an
+instruction is the worst over those paths. Inserted wait states only ever lengthen distances, so
+one forward sweep suffices and a second finds nothing to do (the pass is idempotent).
+"""
+
+from __future__ import annotations
+
+from tensile_asm.isa.instruction import Instruction, inst
+from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.registers import Label
+
+_TERMINATORS = ("s_branch", "s_endpgm", "s_setpc_b64")
+MAX_NOP = 8            # s_nop 7 = 8 wait states
+
+
+def nops_for(wait_states: int, comment: str = "") -> list:
+    """``s_nop`` instructions providing ``wait_states`` (at most 8 each)."""
+    out = []
+    while wait_states > 0:
+        n = min(wait_states, MAX_NOP)
+        out.append(inst("s_nop", n - 1, comment=comment))
+        wait_states -= n
+        comment = ""
+    return out
+
+
+class _Stream:
+    """A flattened instruction stream with its control-flow predecessors."""
+
+    def __init__(self, items, model, assignment):
+        self.items = [x for x in items if isinstance(x, (Instruction, LabelDef))]
+        self.model = model
+        self.profiles = model.profiles(self.items, assignment)
+        self.extra = [0] * len(self.items)          # wait states inserted before item i
+        labels = {x.name: i for i, x in enumerate(self.items) if isinstance(x, LabelDef)}
+        self.sources = {}                             # label position -> branch positions
+        for i, x in enumerate(self.items):
+            if isinstance(x, Instruction) and x.opcode.startswith(("s_branch", "s_cbranch_")):
+                for o in x.operands:
+                    if isinstance(o, Label) and o.name in labels:
+                        self.sources.setdefault(labels[o.name], []).append(i)
+
+    def _preds(self, p):
+        prev = self.items[p - 1] if p > 0 else None
+        if prev is not None and not (isinstance(prev, Instruction) and prev.opcode.startswith(_TERMINATORS)):
+            yield p - 1
+        yield from self.sources.get(p, ())
+
+    def histories(self, i):
+        """Every history of item ``i`` as [(instruction, profile, distance)], newest first."""
+        limit = self.model.max_wait
+        stack = [(i, self.extra[i], [])]
+        while stack:
+            p, dist, acc = stack.pop()
+            preds = list(self._preds(p)) if dist < limit else []
+            if not preds:
+                yield acc
+                continue
+            for j in preds:
+                item, new = self.items[j], acc
+                d = dist
+                if isinstance(item, Instruction):
+                    prof = self.profiles[j]
+                    new = acc + [(item, prof, d)]
+                    d += prof.ws + self.extra[j]
+                stack.append((j, d, new))
+
+    def deficit(self, i) -> tuple:
+        item, prof = self.items[i], self.profiles[i]
+        worst, why = 0, None
+        for history in self.histories(i):
+            for v in self.model.violations(history, item, prof):
+                if v.required - v.present > worst:
+                    worst, why = v.required - v.present, v
+        return worst, why
+
+
+def insert_wait_states(target, arch, assignment=None) -> int:
+    """Insert ``s_nop`` before every instruction a hazard rule of ``arch`` says waits too little.
+
+    ``target`` is a Module (changed in place, nops go into the sub-module of the instruction) or a
+    list of instructions and label definitions (changed in place). ``assignment`` resolves virtual
+    registers (run the pass after allocation). Returns the wait states inserted.
+    """
+    from tensile_asm.isa.hazards import hazard_model
+
+    model = hazard_model(arch)
+    items = list(target.flatten()) if isinstance(target, Module) else list(target)
+    stream = _Stream(items, model, assignment)
+    inserted, total = {}, 0
+    for i, prof in enumerate(stream.profiles):
+        if prof is None or not prof.consumes:
+            continue
+        need, why = stream.deficit(i)
+        if need:
+            stream.extra[i] += need
+            inserted[id(stream.items[i])] = nops_for(need, f"hazard: {why.rule.name}")
+            total += need
+    if inserted:
+        if isinstance(target, Module):
+            _apply(target, inserted)
+        else:
+            target[:] = _spliced(target, inserted)
+    return total
+
+
+def _spliced(items, inserted) -> list:
+    out = []
+    for x in items:
+        out.extend(inserted.get(id(x), ()))
+        out.append(x)
+    return out
+
+
+def _apply(module: Module, inserted) -> None:
+    for item in module.items:
+        if isinstance(item, Module):
+            _apply(item, inserted)
+    module.items = _spliced(module.items, inserted)

@@ -1,0 +1,454 @@
+"""Hazard wait states: the ``hazards`` rules of ``isa/<gfx>.yaml`` applied to typed instructions.
+
+A rule names a *producer* (an instruction class and which of its registers: written ones, its MFMA
+SrcC, its store data ...) and a *consumer* (a class and an operand role: any source, the SGPR sources,
+the lane select of ``v_readlane``, an MFMA's SrcC, the registers it writes ...), and how many wait
+states must separate them. As in LLVM's ``GCNHazardRecognizer`` (where the rules come from), the
+producer that counts is the *nearest* earlier instruction of the producer class touching the
+consumer's operand; ``producer_if``, ``overlap`` and ``same_opcode`` then say whether the rule applies
+to that pair. Every issued instruction is one wait state, ``s_nop N`` is N+1.
+
+One engine serves three users: ``required_wait_states`` (a linear history), the Module pass
+``insert_wait_states`` (walks branches back through labels, inserts the fewest ``s_nop``), and the
+emulator's strict checker (``emulator/hazard_check.py``, on the executed stream of each wave).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tensile_asm.errors import UserError
+from tensile_asm.isa.arch import Arch
+from tensile_asm.isa.instruction import Instruction
+from tensile_asm.isa.opcodes import op_info
+from tensile_asm.isa.registers import Reg, Special, VRegRef
+
+# Register keys (the emulator's numbering): SGPRs and specials by their encoding, VGPR i -> 256 + i,
+# AGPR i -> 768 + i; two pseudo registers: "a hardware register" (s_setreg/s_getreg) and "anything"
+# (rules that need no shared register, e.g. any DGEMM before v_fma_f64).
+KEY_V, KEY_A, KEY_HWREG, KEY_ANY = 256, 768, 1400, 1401
+EXEC_KEYS, VCC_KEYS, M0_KEYS = (126, 127), (106, 107), (124,)
+_SPECIAL = {"vcc": VCC_KEYS, "vcc_lo": (106,), "vcc_hi": (107,), "exec": EXEC_KEYS, "exec_lo": (126,),
+            "exec_hi": (127,), "m0": M0_KEYS, "flat_scratch": (102, 103)}
+_READS_DEST = re.compile(r"^(v_fmac_|v_mac_|v_dot2c_|s_addk_|s_mulk_|s_cmovk_)")
+_DPP = frozenset({"dpp8", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr", "wave_rol", "wave_ror",
+                  "row_mirror", "row_half_mirror", "row_bcast", "quad_perm", "row_newbcast", "row_share",
+                  "row_xmask"})
+_TRANS = re.compile(r"^v_(exp|log|rcp|rsq|sqrt|sin|cos)(_iflag|_clamp|_legacy)?_f(16|32|64)$")
+_M0_READERS = re.compile(r"^(s_movrel|s_sendmsg|s_ttracedata|ds_(read|write)_addtid|ds_gws|ds_ordered)")
+_VMEM = ("MUBUF", "GLOBAL", "FLAT")
+
+
+def operand_keys(op, assignment=None) -> tuple:
+    """The register keys an operand names (() for immediates, labels, SCC, unallocated registers)."""
+    if isinstance(op, VRegRef):
+        if not assignment or op.vreg not in assignment:
+            return ()
+        op = op.resolve(assignment)
+    if isinstance(op, Reg):
+        base = {"s": 0, "v": KEY_V, "a": KEY_A}[op.kind]
+        return tuple(range(base + op.index, base + op.index + op.count))
+    if isinstance(op, Special):
+        return _SPECIAL.get(op.name, ())
+    return ()
+
+
+def key_name(k: int) -> str:
+    if k == KEY_HWREG:
+        return "a hardware register"
+    if k >= KEY_A:
+        return f"a{k - KEY_A}"
+    if k >= KEY_V:
+        return f"v{k - KEY_V}"
+    return {106: "vcc_lo", 107: "vcc_hi", 124: "m0", 126: "exec_lo", 127: "exec_hi"}.get(k, f"s{k}")
+
+
+def wait_states_of(ins: Instruction) -> int:
+    """Wait states one issued instruction provides: ``s_nop N`` N+1, every other instruction 1."""
+    if ins.opcode == "s_nop":
+        return (int(ins.operands[0].value) & 0xF) + 1 if ins.operands else 1     # SIMM16[3:0]
+    return 1
+
+
+# -- instruction classes ------------------------------------------------------------------------------
+def _family(ins) -> str | None:
+    try:
+        return ins.info.family
+    except KeyError:
+        return None
+
+
+def _store_data(ins, assignment):
+    """The data operand of a store/atomic holding more than 8 bytes (createsVALUHazard), or None."""
+    fam = _family(ins)
+    if fam not in _VMEM or ins.info.memory not in ("store", "atomic") or ins.info.num_defs:
+        return None
+    if fam == "MUBUF":
+        soffset = ins.operands[3] if len(ins.operands) > 3 else None
+        if isinstance(soffset, (Reg, VRegRef)) or (isinstance(soffset, Special) and soffset.name != "off"):
+            return None               # a register soffset: no hazard (createsVALUHazard)
+        data = ins.operands[0]
+    else:
+        data = ins.operands[1] if len(ins.operands) > 1 else None
+    keys = operand_keys(data, assignment)
+    return keys if len(keys) > 2 else None
+
+
+def _dst_sel(ins) -> bool:
+    """SDWA dst_sel other than DWORD, or the VOP3 op_sel bit of the destination (checkVALUHazards)."""
+    sel = ins.modifier("dst_sel")
+    if sel is not None and sel != 6:
+        return True
+    op_sel = ins.modifier("op_sel")
+    return bool(op_sel) and bool(op_sel >> max(len(ins.uses), 0) & 1)
+
+
+CLASSES = {
+    "any": lambda i, m: True,
+    "valu": lambda i, m: i.opcode.startswith("v_"),
+    "salu": lambda i, m: i.opcode.startswith("s_") and (_family(i) or "").startswith("SOP"),
+    "mfma": lambda i, m: i.opcode.startswith(("v_mfma_", "v_smfmac_")),
+    "dgemm": lambda i, m: i.opcode.startswith("v_mfma_f64"),
+    "xdl": lambda i, m: i.opcode.startswith(("v_mfma_", "v_smfmac_")) and bool(m.xdl.search(i.opcode)),
+    "trans": lambda i, m: bool(_TRANS.match(i.opcode)),
+    "dot": lambda i, m: i.opcode.startswith("v_dot"),
+    "accvgpr_read": lambda i, m: i.opcode.startswith("v_accvgpr_read"),
+    "accvgpr_write": lambda i, m: i.opcode.startswith("v_accvgpr_write"),
+    "vmem": lambda i, m: _family(i) in _VMEM,
+    "ds": lambda i, m: _family(i) == "DS",
+    "dpp": lambda i, m: any(n in _DPP for n, _ in i.modifiers),
+    "setreg": lambda i, m: i.opcode.startswith("s_setreg"),
+    "getreg": lambda i, m: i.opcode.startswith("s_getreg"),
+    "m0_reader": lambda i, m: bool(_M0_READERS.match(i.opcode)) or i.has_modifier("gds")
+    or (_family(i) in _VMEM and i.has_modifier("lds")),
+    "vmem_store": lambda i, m: _family(i) in _VMEM and i.info.memory in ("store", "atomic") and not i.info.num_defs,
+    "dst_sel": lambda i, m: i.opcode.startswith("v_") and _dst_sel(i),
+}
+
+
+def _split(text: str, sep: str) -> list:
+    """Split at ``sep`` outside parentheses (an ``op:`` regex may hold ``(a|b)``)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def _compile_expr(text: str, where: str):
+    """``"valu & !mfma | vmem"`` -> predicate(instruction, model). ``op:REGEX`` matches the opcode."""
+    terms = []
+    for term in _split(text, "|"):
+        atoms = []
+        for atom in _split(term, "&"):
+            atom = atom.strip()
+            neg = atom.startswith("!")
+            atom = atom.lstrip("!").strip()
+            if atom.startswith("op:"):
+                rx = re.compile(atom[3:])
+                fn = lambda i, m, rx=rx: bool(rx.search(i.opcode))
+            elif atom in CLASSES:
+                fn = CLASSES[atom]
+            else:
+                raise UserError(f"{where}: unknown instruction class '{atom}' in '{text}'; use one of "
+                                f"{', '.join(CLASSES)} or op:REGEX")
+            atoms.append((neg, fn))
+        terms.append(tuple(atoms))
+    return lambda i, m: any(all(f(i, m) != neg for neg, f in t) for t in terms)
+
+
+# -- operand roles ------------------------------------------------------------------------------------
+def _role(ins, role, assignment, cache) -> tuple:
+    g = cache.get(role)
+    if g is None:
+        g = cache[role] = _groups(ins, role, assignment)
+    return g
+
+
+def _groups(ins: Instruction, role: str, assignment) -> tuple:
+    """The register groups (one tuple of keys per operand) ``ins`` touches in ``role``."""
+    def keys(ops):
+        return tuple(k for k in (operand_keys(o, assignment) for o in ops) if k)
+    try:
+        info = ins.info
+    except KeyError:
+        return ()
+    if role == "def":
+        out = keys(ins.defs) + tuple(_SPECIAL[n] for n in info.implicit_defs if n in _SPECIAL)
+        return out
+    if role in ("use", "sgpr_use", "vgpr_use", "agpr_use"):
+        out = keys(ins.uses) + tuple(_SPECIAL[n] for n in info.implicit_uses if n in _SPECIAL and n != "exec")
+        if _READS_DEST.match(ins.opcode):
+            out += keys(ins.defs)
+        if role == "sgpr_use":
+            out = tuple(g for g in out if g[0] < KEY_V)
+        elif role == "vgpr_use":
+            out = tuple(g for g in out if KEY_V <= g[0] < KEY_A)
+        elif role == "agpr_use":
+            out = tuple(g for g in out if g[0] >= KEY_A)
+        return out
+    ops = ins.operands
+    if role == "lane_select":
+        return tuple(g for g in keys(ops[2:3]) if g[0] < KEY_V)
+    if role == "src0":
+        return keys(ops[info.num_defs:info.num_defs + 1])
+    if role == "src_ab":
+        return keys(ops[1:3])
+    if role == "src_c":
+        return keys(ops[3:4])
+    if role == "store_data":
+        data = _store_data(ins, assignment)
+        return (data,) if data else ()
+    fixed = {"exec": EXEC_KEYS, "vcc": VCC_KEYS, "m0": M0_KEYS, "hwreg": (KEY_HWREG,), "none": (KEY_ANY,)}
+    if role in fixed:
+        return (fixed[role],)
+    raise KeyError(role)
+
+
+ROLES = ("def", "use", "sgpr_use", "vgpr_use", "agpr_use", "lane_select", "src0", "src_ab", "src_c",
+         "store_data", "exec", "vcc", "m0", "hwreg", "none")
+# Roles a producer may name: registers it writes (RAW/WAW), reads (WAR), or a pseudo register.
+_PRODUCER_ROLES = ("def", "src_c", "store_data", "hwreg", "none", "exec", "vcc", "m0")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    llvm: str
+    producer: object          # predicate: which instructions are candidates for "the nearest producer"
+    writes: str               # producer role
+    consumer: object
+    reads: str                # consumer role
+    wait_states: object       # int, or {passes: {2: 5, ...}} / {passes_plus: k}
+    producer_if: object = None
+    overlap: str = "any"      # any | exact | partial
+    same_opcode: bool | None = None
+    text: str = ""            # the rule as written, for messages
+    max_wait: int = 0
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: Rule
+    producer: Instruction
+    consumer: Instruction
+    keys: tuple
+    present: int
+    required: int
+
+    def message(self) -> str:
+        regs = ", ".join(key_name(k) for k in self.keys if k != KEY_ANY) or "(no register)"
+        return (f"hazard '{self.rule.name}' ({self.rule.llvm}): {_where(self.consumer)} after {_where(self.producer)} "
+                f"[{regs}] has {self.present} wait state(s) between them, {self.required} required "
+                f"({self.required - self.present} more: s_nop N gives N+1, at most 8 each)")
+
+
+def _where(ins: Instruction) -> str:
+    where = []
+    if ins.address is not None:
+        where.append(f"0x{ins.address:x}")
+    if ins.source_line is not None:
+        where.append(f"line {ins.source_line}")
+    return f"{' '.join(where) or 'instruction'} `{ins.render()}`"
+
+
+class Profile:
+    """What one instruction means to the rules: its wait states, the groups it produces per rule,
+    the consumer checks that can fire on it."""
+
+    __slots__ = ("ws", "produces", "consumes")
+
+    def __init__(self, ws, produces, consumes):
+        self.ws, self.produces, self.consumes = ws, produces, consumes
+
+
+class HazardModel:
+    """The compiled ``hazards`` table of one architecture."""
+
+    def __init__(self, arch: Arch):
+        where = f"isa/{arch.name}.yaml"
+        table = arch.extra.get("hazards")
+        if table is None:
+            raise UserError(f"{where} has no 'hazards' table; copy the one of a sibling architecture")
+        self.arch = arch.name
+        self.xdl = re.compile("|".join(table.get("xdl", ())) or r"(?!)")
+        passes = arch.extra.get("issue_cycles", {}).get("mfma_passes", ())
+        self._passes = tuple((re.compile(p["pattern"]), int(p["passes"])) for p in passes)
+        rules = []
+        for i, r in enumerate(table.get("rules", ())):
+            w = f"{where}: hazards.rules[{i}] ({r.get('name', '?')})"
+            try:
+                if r["writes"] not in _PRODUCER_ROLES or r["reads"] not in ROLES:
+                    raise UserError(f"{w}: 'writes' must be one of {_PRODUCER_ROLES}, 'reads' one of {ROLES}")
+                rule = Rule(r["name"], r.get("llvm", ""), _compile_expr(r["producer"], w), r["writes"],
+                            _compile_expr(r["consumer"], w), r["reads"], r["wait_states"],
+                            _compile_expr(r["producer_if"], w) if "producer_if" in r else None,
+                            r.get("overlap", "any"), r.get("same_opcode"),
+                            f"{r['producer']} -> {r['consumer']}", _max_wait(r["wait_states"], w))
+            except KeyError as e:
+                raise UserError(f"{w} lacks {e}; every rule needs name, producer, writes, consumer, reads, "
+                                f"wait_states") from None
+            rules.append(rule)
+        self.rules = tuple(rules)
+        self._classes: dict = {}
+        self.max_wait = max((r.max_wait for r in rules), default=0)
+
+    def passes(self, opcode: str) -> int:
+        for rx, n in self._passes:
+            if rx.search(opcode):
+                return n
+        raise UserError(f"isa/{self.arch}.yaml: no issue_cycles.mfma_passes pattern matches '{opcode}'")
+
+    def classes(self, ins: Instruction) -> tuple:
+        """(rules ``ins`` can produce for, rules it can be the consumer of), by opcode and modifiers."""
+        key = (ins.opcode, ins.modifiers, len(ins.operands))
+        hit = self._classes.get(key)
+        if hit is None:
+            hit = self._classes[key] = (tuple(i for i, r in enumerate(self.rules) if r.producer(ins, self)),
+                                        tuple(i for i, r in enumerate(self.rules) if r.consumer(ins, self)))
+        return hit
+
+    def profile(self, ins: Instruction, assignment=None) -> Profile:
+        """Every rule ``ins`` may produce for or consume (no knowledge of the rest of the program)."""
+        return self.profiles([ins], assignment, prune=False)[0]
+
+    def profiles(self, items, assignment=None, prune: bool = True) -> list:
+        """Profiles of a program's instructions (None for labels and comments). With ``prune``, a
+        consumer check is kept only where some instruction of the program produces an overlapping
+        register for that rule: what can never fire costs nothing later."""
+        prods, roles = [], []
+        produced: dict = {}
+        live = None
+        if prune:   # rules with both a producer and a consumer instruction in the program
+            p_any, c_any = set(), set()
+            for ins in items:
+                if isinstance(ins, Instruction):
+                    p, c = self.classes(ins)
+                    p_any.update(p)
+                    c_any.update(c)
+            live = p_any & c_any
+        for ins in items:
+            if not isinstance(ins, Instruction):
+                prods.append(None)
+                roles.append(None)
+                continue
+            cache: dict = {}
+            produces = {}
+            for idx in self.classes(ins)[0]:
+                if live is not None and idx not in live:
+                    continue
+                g = _role(ins, self.rules[idx].writes, assignment, cache)
+                if g:
+                    produces[idx] = g
+                    produced.setdefault(idx, set()).update(k for grp in g for k in grp)
+            prods.append(produces)
+            roles.append(cache)
+        out = []
+        for ins, produces, cache in zip(items, prods, roles):
+            if produces is None:
+                out.append(None)
+                continue
+            consumes = []
+            for idx in self.classes(ins)[1]:
+                keys = produced.get(idx)
+                if prune and not keys:
+                    continue
+                g = _role(ins, self.rules[idx].reads, assignment, cache)
+                if prune:
+                    g = tuple(grp for grp in g if not keys.isdisjoint(grp))
+                if g:
+                    consumes.append((idx, g))
+            out.append(Profile(wait_states_of(ins), produces, tuple(consumes)))
+        return out
+
+    def required(self, idx: int, producer: Instruction, producer_groups, consumer: Instruction, group) -> int:
+        """Wait states rule ``idx`` requires between this nearest producer and the consumer (0: none)."""
+        r = self.rules[idx]
+        if r.producer_if is not None and not r.producer_if(producer, self):
+            return 0
+        if r.same_opcode is not None and (producer.opcode == consumer.opcode) != r.same_opcode:
+            return 0
+        if r.overlap != "any":
+            exact = any(set(g) == set(group) for g in producer_groups)
+            if exact != (r.overlap == "exact"):
+                return 0
+        w = r.wait_states
+        if isinstance(w, int):
+            return w
+        n = self.passes(producer.opcode)
+        if "passes_plus" in w:
+            return n + int(w["passes_plus"])
+        table = {int(k): int(v) for k, v in w["passes"].items()}
+        bigger = [k for k in sorted(table) if k >= n]
+        return table[bigger[0]] if bigger else table[max(table)]
+
+    def violations(self, history, ins: Instruction, profile: Profile | None = None, assignment=None) -> list:
+        """``history``: (instruction, profile, wait states between it and ``ins``), newest first."""
+        profile = profile or self.profile(ins, assignment)
+        out = []
+        for idx, groups in profile.consumes:
+            for group in groups:
+                gs = set(group)
+                for p_ins, p_prof, dist in history:
+                    pg = p_prof.produces.get(idx)
+                    if pg is None or not any(gs.intersection(g) for g in pg):
+                        continue
+                    need = self.required(idx, p_ins, pg, ins, group)
+                    if dist < need and not any(v.rule is self.rules[idx] and v.keys == group for v in out):
+                        out.append(Violation(self.rules[idx], p_ins, ins, group, dist, need))
+                    break
+        return out
+
+
+def _max_wait(w, where) -> int:
+    if isinstance(w, int):
+        return w
+    if hasattr(w, "keys") and "passes" in w:
+        return max(int(v) for v in w["passes"].values())
+    if hasattr(w, "keys") and "passes_plus" in w:
+        return 16 + int(w["passes_plus"])
+    raise UserError(f"{where}: wait_states must be an integer, {{passes: {{2: N, ...}}}} or {{passes_plus: N}}")
+
+
+_MODELS: dict = {}
+
+
+def hazard_model(arch: Arch) -> HazardModel:
+    """The compiled rules of ``arch`` (built once per architecture name)."""
+    model = _MODELS.get(arch.name)
+    if model is None:
+        model = _MODELS[arch.name] = HazardModel(arch)
+    return model
+
+
+def _linear(history, model, assignment):
+    out, dist = [], 0
+    for h in reversed(list(history)):
+        prof = model.profile(h, assignment)
+        out.append((h, prof, dist))
+        dist += prof.ws
+        if dist >= model.max_wait:
+            break
+    return out
+
+
+def hazards(history, instruction: Instruction, arch: Arch, assignment=None) -> list:
+    """Every rule ``instruction`` violates after ``history`` (instructions, oldest first)."""
+    model = hazard_model(arch)
+    return model.violations(_linear(history, model, assignment), instruction, assignment=assignment)
+
+
+def required_wait_states(history, instruction: Instruction, arch: Arch, assignment=None) -> int:
+    """Wait states still missing before ``instruction`` after ``history`` (oldest first); 0 when none."""
+    return max((v.required - v.present for v in hazards(history, instruction, arch, assignment)), default=0)
+
+
+from tensile_asm.isa.hazard_pass import insert_wait_states  # noqa: E402  (the Module pass, same engine)
+
+__all__ = ["HazardModel", "Violation", "hazard_model", "hazards", "required_wait_states", "insert_wait_states",
+           "operand_keys", "wait_states_of", "key_name"]
