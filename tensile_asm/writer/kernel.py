@@ -21,6 +21,7 @@ from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.writer import global_read, local_memory, mac, signature, stagger, store
 from tensile_asm.writer.arguments import Argument, argument_layout
 from tensile_asm.writer.context import Geometry, KernelContext
+from tensile_asm.writer.limits import geometry_reason
 from tensile_asm.writer.prologue import entry_registers, load_arguments, thread_coordinates, workgroup_mapping
 
 
@@ -215,6 +216,9 @@ def _tail_position(p: _Parts, chunks, counter) -> Module:
 
 
 def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
+    reason = geometry_reason(geometry)
+    if reason:
+        raise ValueError(f"kernel {name}: {reason}")
     ctx = KernelContext(arch, geometry, name)
     g = geometry
     layout = argument_layout(g.batched, g.use_beta, g.compute_type)
