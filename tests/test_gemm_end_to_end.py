@@ -195,3 +195,20 @@ def test_solution_features(extra, dtype, tmp_path):
         results = verify_sizes(co, "feature", geometry(sol), [Size(45, 23, 83, 2), Size(1, 1, 1), Size(32, 16, 16)],
                                -1.25, beta, 5, EmulatedRuntime())
         assert all(r.passed for r in results), results
+
+
+def test_strict_errors_name_the_source_line(tmp_path):
+    """With the .s text at hand, a strict error names the instruction's line in it."""
+    arch = load_arch("gfx90a")
+    sol = solution(TILES[3], False, False)
+    lines = build_kernel(sol, arch, "lines").text().splitlines()
+    victim = next(i for i, l in enumerate(lines) if "global reads landed" in l)
+    text = "\n".join(lines[:victim] + lines[victim + 1:]) + "\n"
+    co = tmp_path / "lines.co"
+    toolchain.assemble_and_link(text, arch, co)
+    [r] = verify_sizes(co, "lines", geometry(sol), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime(source=text))
+    import re
+    found = re.search(r"\(\.s line (\d+)\) `(\S+)", r.detail)
+    assert found, r.detail
+    line_no, opcode = int(found.group(1)), found.group(2)
+    assert text.splitlines()[line_no - 1].strip().startswith(opcode)

@@ -122,7 +122,8 @@ def cmd_verify(args) -> int:
         else:
             link_kernels([kernel], arch, co)
             print(f"verifying {name} on the emulator")
-        runtime = EmulatedRuntime(strict=not args.no_strict)
+        source = args.asm.read_text() if args.asm is not None else kernel.text()
+        runtime = EmulatedRuntime(strict=not args.no_strict, source=source)
         results = verify_sizes(co, name, kernel.geometry, sizes, args.alpha, args.beta, args.seed, runtime)
     failed = 0
     print(f"{'size':<18} {'alpha':>7} {'beta':>7} {'max rel err':>12} {'tolerance':>10}  result")

@@ -70,6 +70,28 @@ class _Loaded:
         self.functions = parse_objdump(text, set(self.code.functions))
         self.programs: dict = {}
 
+    def attach_source(self, asm_text: str) -> int:
+        """Give each instruction the line of the ``.s`` it was assembled from, so strict errors can name
+        it. A function's instructions are matched in order from its label; a function whose opcodes do
+        not match the text one for one is left without lines. Returns how many functions matched."""
+        from tensile_asm.isa.opcodes import strip_encoding_suffix
+        from tensile_asm.isa.parser import parse_asm
+
+        source, labels = parse_asm(asm_text)
+        matched = 0
+        for name, fn in self.functions.items():
+            start = labels.get(name)
+            if start is None:
+                continue
+            lines = source[start:start + len(fn.instructions)]
+            if len(lines) == len(fn.instructions) and all(
+                    strip_encoding_suffix(a.opcode) == strip_encoding_suffix(b.opcode)
+                    for a, b in zip(lines, fn.instructions)):
+                for src, ins in zip(lines, fn.instructions):
+                    ins.source_line = src.source_line
+                matched += 1
+        return matched
+
 
 _CACHE: dict = {}
 
@@ -95,11 +117,15 @@ class Emulator:
         self.strict = strict
 
     @classmethod
-    def load(cls, path, strict: bool = True) -> "Emulator":
+    def load(cls, path, strict: bool = True, source: str | None = None) -> "Emulator":
+        """``source``: the assembly text the code object was built from; errors then name its lines."""
         path = Path(path)
         if not path.is_file():
             raise UserError(f"code object {path} does not exist; build it first")
-        return cls(_load_cached(path), strict)
+        loaded = _load_cached(path)
+        if source is not None:
+            loaded.attach_source(source)
+        return cls(loaded, strict)
 
     @property
     def kernels(self) -> list[str]:

@@ -73,7 +73,8 @@ def reg_keys(op) -> tuple:
 
 
 def describe(inst: Instruction) -> str:
-    where = f"0x{inst.address:x}" if inst.address is not None else f"line {inst.source_line}"
+    where = " ".join(w for w in (f"0x{inst.address:x}" if inst.address is not None else "",
+                                 f"(.s line {inst.source_line})" if inst.source_line is not None else "") if w)
     return f"{where} `{inst.render()}`"
 
 

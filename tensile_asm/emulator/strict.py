@@ -95,7 +95,8 @@ def key_name(k: int) -> str:
 
 
 def _inst_text(inst) -> str:
-    where = f"0x{inst.address:x}" if inst.address is not None else f"line {inst.source_line}"
+    where = " ".join(w for w in (f"0x{inst.address:x}" if inst.address is not None else "",
+                                 f"(.s line {inst.source_line})" if inst.source_line is not None else "") if w)
     return f"{where} `{inst.render()}`"
 
 

@@ -32,8 +32,9 @@ class EmulatedRuntime:
 
     name = "emulator"
 
-    def __init__(self, strict: bool = True):
+    def __init__(self, strict: bool = True, source: str | None = None):
         self.strict = strict
+        self.source = source    # the .s text of the code object, so errors can name its lines
 
     def run_gemm(self, co_path: Path, kernel_name: str, geometry: Geometry, inst: GemmInstance,
                  alpha: float, beta: float) -> LaunchResult:
@@ -58,7 +59,7 @@ class EmulatedRuntime:
         args = [_scalar(arg.kind, values[arg.name]) for arg in layout]
         grid = (values["NumWorkGroups0"], values["NumWorkGroups1"] * geometry.global_split_u, batch)
         block = (geometry.num_threads, 1, 1)
-        emulator = Emulator.load(str(co_path), strict=self.strict)
+        emulator = Emulator.load(str(co_path), strict=self.strict, source=self.source)
         beta_eff = beta if geometry.use_beta else 0.0
         if geometry.global_split_u > 1 and not geometry.writes_workspace:
             self._beta_only(emulator, geometry, inst, buffers, beta_eff)
