@@ -241,11 +241,10 @@ def parse_objdump(text: str, functions=None) -> dict[str, Function]:
         if not body:
             continue
         try:
-            ins = parse_instruction(body, int(am.group(1), 16), lineno)
+            ins = parse_instruction(body, int(am.group(1), 16))   # .s lines come from attach_source
         except AsmParseError as e:
             # Keep going: a line we cannot read only matters if it is executed (UNPARSED says why).
-            ins = Instruction(UNPARSED, (), (), comment=f"{body} ({e})", address=int(am.group(1), 16),
-                              source_line=lineno)
+            ins = Instruction(UNPARSED, (), (), comment=f"{body} ({e})", address=int(am.group(1), 16))
         if am.group(2) and ins.opcode.startswith(_BRANCHES) and ins.operands and isinstance(ins.operands[0], Label):
             # The encoding is the ground truth (objdump prints no label for a branch to the symbol itself).
             simm = int(am.group(2), 16) & 0xFFFF
