@@ -3,7 +3,7 @@
 
 SGEMM NN batched for gfx90a: five VALU assembly solutions the writer supports (plain LDS staging; vector
 widths with LDS double buffering and local-read prefetch; LocalSplitU 4) and one it does not support yet
-(GlobalSplitU 4 with the MultipleBuffer reduction), plus exact sizes mapping to them. The
+(an MFMA solution), plus exact sizes mapping to them. The
 "perf" numbers are illustrative placeholders (bigger tile -> bigger number), not measurements.
 
 Run from the repository root:  python3 tools/make_example_logic.py
@@ -32,7 +32,7 @@ TILES = [
     ([16, 16, 1], [8, 4], 8, PREFETCH),  # 2: MT 128x64x8, VW/GRVW 4, PGR, PLR
     ([8, 8, 1], [2, 2], 16, {}),  # 3: MT 16x16x16
     ([8, 8, 4], [4, 4], 16, {}),  # 4: MT 32x32x16 with LocalSplitU 4
-    ([16, 16, 1], [4, 4], 16, {"GlobalSplitU": 4, "GlobalSplitUAlgorithm": "MultipleBuffer"}),  # 5: not supported yet
+    ([64, 4, 1], [1, 32], 16, {"MatrixInstruction": [32, 32, 2, 1]}),  # 5: MFMA, not supported by the writer yet
 ]
 
 # [M, N, batch, K] -> (solution index, illustrative perf)
