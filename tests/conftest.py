@@ -23,3 +23,8 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"{SHARED} (the shared reference data) is not beside the checkout")
     return SHARED
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="run the long variants of the randomized tests (many more cases, larger sizes)")

@@ -75,11 +75,11 @@ def test_single_solution_names_have_no_tokens_but_k1():
 def test_min_names_only_name_what_differs():
     a = Solution.from_dict({"WorkGroup": [16, 16, 1], "ThreadTile": [4, 4], "DepthU": 16}, problem_type=NN)
     b = Solution.from_dict({"WorkGroup": [16, 16, 1], "ThreadTile": [4, 4], "DepthU": 8}, problem_type=NN)
-    c = Solution.from_dict({"WorkGroup": [8, 8, 1], "ThreadTile": [4, 4], "DepthU": 8, "PrefetchGlobalRead": 1},
+    c = Solution.from_dict({"WorkGroup": [8, 8, 1], "ThreadTile": [4, 4], "DepthU": 8, "PrefetchGlobalRead": 0},
                            problem_type=NN)
     assert min_names([a, b]) == ["Cijk_Ailk_Bljk_SB_MT64x64x16_SN_K1", "Cijk_Ailk_Bljk_SB_MT64x64x8_SN_K1"]
     names = min_names([a, b, c])
-    assert names[2] == "Cijk_Ailk_Bljk_SB_MT32x32x8_SN_K1_PGR1_WG8_8_1"
+    assert names[2] == "Cijk_Ailk_Bljk_SB_MT32x32x8_SN_K1_PGR0_WG8_8_1"
     assert required_parameters([a, b, c]) == {"Kernel", "PrefetchGlobalRead", "WorkGroup"}
     assert len(set(names)) == 3
     full = name_full(a)

@@ -61,14 +61,32 @@ def test_catalogue_defaults_are_allowed_values():
                 assert p.allowed(value), (name, value)
 
 
-def test_our_defaults_turn_unimplemented_features_off():
+def test_our_defaults_are_tensiles_where_the_writer_builds_them():
     ours, tensile = defaults("ours"), defaults("tensile")
-    expected = {"PrefetchGlobalRead": (0, 1), "PrefetchLocalRead": (0, 1), "WorkGroupMapping": (1, 8),
-                "StaggerU": (0, 32), "VectorWidth": (1, -1), "GlobalReadVectorWidth": (1, -1),
-                "KernelLanguage": ("Assembly", "Source"), "EdgeType": ("ShiftPtr", "Branch"), "LdsPadA": (0, -1)}
-    for name, (o, t) in expected.items():
-        assert (ours[name], tensile[name]) == (o, t), name
-    assert ours["GlobalSplitU"] == tensile["GlobalSplitU"] == 1
+    same = {"PrefetchGlobalRead": 1, "PrefetchLocalRead": 1, "WorkGroupMapping": 8, "StaggerU": 32,
+            "StaggerUStride": 256, "VectorWidth": -1, "GlobalReadVectorWidth": -1, "DepthU": -1,
+            "EdgeType": "Branch", "GlobalSplitU": 1, "1LDSBuffer": 0, "WorkGroup": [16, 16, 1], "ThreadTile": [4, 4]}
+    for name, value in same.items():
+        assert ours[name] == tensile[name] == value, name
+    # Only where the writer cannot build Tensile's default (or would not honour it) do ours differ.
+    differ = {name: (ours[name], tensile[name]) for name in ours if ours[name] != tensile[name]}
+    assert differ == {"KernelLanguage": ("Assembly", "Source"), "LdsPadA": (0, -1), "LdsPadB": (0, -1),
+                      "LdsBlockSizePerPadA": (0, -1), "LdsBlockSizePerPadB": (0, -1),
+                      "ExpandPointerSwap": (False, True), "OptNoLoadLoop": (0, 1), "UseSgprForGRO": (0, -1)}
+
+
+def test_a_solution_of_defaults_builds_as_tensile_derives_it():
+    s = Solution.from_dict({}, where="empty.yaml", problem_type=NN).validate()
+    d = s.derived
+    # Tensile's DepthU -1 search: the first even DepthU whose loads are width 1 (MT 64 x 4 = 256 threads).
+    assert (d.mt0, d.mt1, d.depth_u, d.vector_width, d.glvw_a, d.glvw_b) == (64, 64, 4, 4, 1, 1)
+    assert s.params["PrefetchGlobalRead"] == 1 and d.lds_offset_a_blk is not None
+
+
+def test_automatic_depth_u_without_a_value_says_how_to_fix_it():
+    s = sol(WorkGroup=[16, 16, 1], ThreadTile=[4, 12])
+    with pytest.raises(UserError, match=r"no valid DepthU found for DepthU -1 .*; set DepthU, e.g. DepthU: 16"):
+        s.validate()
 
 
 @needs_shared
@@ -81,12 +99,13 @@ def test_every_key_in_the_lite_configs_is_known():
 
 
 def test_derived_values_for_a_simple_valu_solution():
-    d = sol(WorkGroup=[16, 16, 1], ThreadTile=[4, 4], DepthU=16).validate().derived
+    d = sol(WorkGroup=[16, 16, 1], ThreadTile=[4, 4], DepthU=16, VectorWidth=1, GlobalReadVectorWidth=1,
+            PrefetchGlobalRead=0).validate().derived
     assert (d.wg0, d.wg1, d.local_split_u, d.tt0, d.tt1, d.mt0, d.mt1) == (16, 16, 1, 4, 4, 64, 64)
     assert (d.depth_u, d.num_threads, d.vector_width, d.glvw_a, d.glvw_b, d.loop_unroll) == (16, 256, 1, 1, 1, 16)
     assert (d.num_loads_a, d.num_loads_b) == (4, 4)
     assert (d.lds_offset_b, d.lds_num_elements, d.lds_bytes) == (1024, 2048, 8192)
-    assert d.lds_offset_a_blk is None  # no prefetch buffer by default
+    assert d.lds_offset_a_blk is None  # no prefetch buffer without PrefetchGlobalRead
 
 
 def test_prefetch_doubles_the_lds_buffers():
@@ -106,10 +125,11 @@ def test_local_split_u_and_auto_values():
 @pytest.mark.parametrize("kw,reason", [
     (dict(WorkGroup=[32, 32, 2]), r"WorkGroup \[32, 32, 2\] has 2048 threads; a work-group needs 32..1024"),
     (dict(ThreadTile=[5, 4]), r"MacroTile 80x64 is not allowed"),
-    (dict(WorkGroup=[4, 4, 2], ThreadTile=[8, 8], DepthU=3), r"DepthU 3 is not divisible by LocalSplitU 2"),
+    (dict(WorkGroup=[4, 4, 2], ThreadTile=[8, 8], DepthU=3, PrefetchLocalRead=0, GlobalReadVectorWidth=1),
+     r"DepthU 3 is not divisible by LocalSplitU 2"),
     (dict(WorkGroup=[16, 16, 1], ThreadTile=[2, 2], DepthU=2),
      r"NumLoadsA is not integral: MacroTileA 32 x DepthU 2 = 64 elements are not a multiple of NumThreads 256"),
-    (dict(ThreadTile=[16, 16], DepthU=64), r"the kernel needs 131072 bytes of LDS, more than 65536"),
+    (dict(ThreadTile=[16, 16], DepthU=64, PrefetchGlobalRead=0), r"the kernel needs 131072 bytes of LDS, more than 65536"),
     (dict(ThreadTile=[4, 6], VectorWidth=4), r"ThreadTile0 4 or ThreadTile1 6 is not a multiple of VectorWidth 4"),
     (dict(WorkGroup=[8, 8, 2], ThreadTile=[8, 8], DepthU=2), r"LoopUnroll 1 \(DepthU 2 / LocalSplitU 2 / Inner"),
     (dict(MacroTileShapeMax=2, ThreadTile=[8, 2]), r"MacroTile 128x32 has shape ratio 4"),
@@ -122,7 +142,7 @@ def test_validate_gives_one_readable_reason(kw, reason):
 
 
 def test_a_valid_solution_validates_to_itself():
-    s = sol(WorkGroup=[16, 16, 1], ThreadTile=[4, 12], VectorWidth=4)
+    s = sol(WorkGroup=[16, 16, 1], ThreadTile=[4, 12], VectorWidth=4, DepthU=16)
     assert s.validate() is s and s.rejection is None
 
 

@@ -24,7 +24,11 @@ from tensile_asm.solution import Solution  # noqa: E402
 PROBLEM = {"OperationType": "GEMM", "DataType": "s", "TransposeA": False, "TransposeB": False,
            "UseBeta": True, "Batched": True}
 
-# (WorkGroup, ThreadTile, DepthU, other parameters); the rest take our defaults (catalogue.py).
+# (WorkGroup, ThreadTile, DepthU, other parameters) over PLAIN; the rest take our defaults (catalogue.py).
+# PLAIN pins the plain kernel family the example was written with (the catalogue's defaults are Tensile's
+# now: automatic vector widths, prefetching, WorkGroupMapping 8, StaggerU 32).
+PLAIN = {"VectorWidth": 1, "VectorWidthB": 1, "GlobalReadVectorWidth": 1, "PrefetchGlobalRead": 0,
+         "PrefetchLocalRead": 0, "WorkGroupMapping": 1, "StaggerU": 0, "EdgeType": "ShiftPtr"}
 PREFETCH = {"VectorWidth": 4, "GlobalReadVectorWidth": 4, "PrefetchGlobalRead": 1, "PrefetchLocalRead": 1}
 TILES = [
     ([16, 16, 1], [4, 4], 16, {}),  # 0: MT 64x64x16
@@ -48,8 +52,8 @@ def main() -> int:
     pt = ProblemType.from_dict(PROBLEM, "example ProblemType")
     solutions = []
     for i, (wg, tt, du, extra) in enumerate(TILES):
-        sol = Solution.from_dict({"WorkGroup": wg, "ThreadTile": tt, "DepthU": du, "ISA": [9, 0, 10], **extra},
-                                 where=f"example solution {i}", problem_type=pt).validate()
+        sol = Solution.from_dict({"WorkGroup": wg, "ThreadTile": tt, "DepthU": du, "ISA": [9, 0, 10],
+                                  **PLAIN, **extra}, where=f"example solution {i}", problem_type=pt).validate()
         solutions.append(sol)
     out = REPO / "logic" / f"aldebaran_{pt.name}.yaml"
     write_logic_file(out, schedule="aldebaran", architecture="gfx90a", device_names=["Device 7400", "Device 740c"],

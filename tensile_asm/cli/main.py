@@ -4,6 +4,7 @@
   tensile-asm verify --arch gfx90a --solution SOL.yaml [--index I] --size M,N,K[,BATCH] ...
                      [--alpha A] [--beta B] [--asm FILE.s] [--seed S]
   tensile-asm inspect FILE.co|FILE.s [--arch gfx90a] [--kernel NAME] [--json] [--no-emulate]
+  tensile-asm inspect --arch gfx90a --solution SOL.yaml [--index I] [--json] [--no-emulate]
 """
 
 from __future__ import annotations
@@ -49,8 +50,13 @@ def _parser() -> argparse.ArgumentParser:
 
     insp = sub.add_parser("inspect", help="resources, occupancy, main-loop mix, modelled static efficiency "
                           "and LDS bank conflicts of a .co or .s")
-    insp.add_argument("file", type=Path, help="code object (.co) or assembly file (.s, assembled first)")
-    insp.add_argument("--arch", default=None, help="architecture of a .s without an .amdgcn_target directive")
+    insp.add_argument("file", type=Path, nargs="?", default=None,
+                      help="code object (.co) or assembly file (.s, assembled first); or give --solution")
+    insp.add_argument("--arch", default=None, help="architecture of a .s without an .amdgcn_target directive, "
+                      "or of the kernel built from --solution")
+    insp.add_argument("--solution", type=Path, default=None,
+                      help="build this solution (a solution YAML or a logic file with --index) and inspect it")
+    insp.add_argument("--index", type=int, default=None, help="solution index when --solution is a logic file")
     insp.add_argument("--kernel", default=None, help="inspect only this kernel of the code object")
     insp.add_argument("--json", action="store_true", help="print one JSON object")
     insp.add_argument("--no-emulate", action="store_true",
@@ -139,6 +145,24 @@ def cmd_verify(args) -> int:
     return 1 if failed else 0
 
 
+def cmd_inspect(args) -> int:
+    from tensile_asm.inspect import run
+    from tensile_asm.writer.build import link_kernels
+
+    if (args.file is None) == (args.solution is None):
+        raise UserError("inspect: give either a code object or assembly file, or --solution SOL.yaml with --arch")
+    if args.solution is None:
+        return run(args)
+    if args.arch is None:
+        raise UserError(f"inspect --solution {args.solution}: say which architecture to build for, e.g. --arch gfx90a")
+    arch, _, kernel = _load(args)
+    with tempfile.TemporaryDirectory(prefix="tensile-asm-inspect-") as tmp:
+        args.file = Path(tmp) / f"{kernel.name}.co"
+        link_kernels([kernel], arch, args.file)
+        args.kernel = args.kernel or kernel.name
+        return run(args)
+
+
 def _single_kernel_name(co: Path, default: str, exclude: set = frozenset()) -> str:
     from tensile_asm.codeobject import read_code_object
 
@@ -148,8 +172,6 @@ def _single_kernel_name(co: Path, default: str, exclude: set = frozenset()) -> s
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from tensile_asm.inspect import run as cmd_inspect
-
     handler = {"emit": cmd_emit, "verify": cmd_verify, "inspect": cmd_inspect}[args.command]
     return run_main(PROG, lambda: handler(args))
 

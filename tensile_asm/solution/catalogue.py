@@ -3,10 +3,20 @@
 Two defaults per parameter:
   * ``tensile_default`` — Tensile's own (``Common.defaultBenchmarkCommonParameters``). Used to fill in keys a
     logic file written by Tensile leaves out, since for Tensile a missing key meant that value.
-  * ``default`` — ours, used for solutions we write (tuning configs, our own solution files). Until our kernel
-    writer implements a feature, its default is *off*: PrefetchGlobalRead 0, PrefetchLocalRead 0,
-    WorkGroupMapping 1, StaggerU 0, GlobalSplitU 1, VectorWidth 1, GlobalReadVectorWidth 1, LdsPad 0,
-    KernelLanguage Assembly, EdgeType ShiftPtr, ... (the rows where the two differ say so by their values).
+  * ``default`` — ours, used for solutions we write (tuning configs, our own solution files). It is Tensile's
+    default wherever our writer builds that value: DepthU -1 (automatic search; the writer needs the
+    power of two it finds), VectorWidth/VectorWidthB/GlobalReadVectorWidth -1 (resolved by the derivation,
+    to 1/2/4 for fp32), PrefetchGlobalRead 1, PrefetchLocalRead 1, WorkGroupMapping 8, StaggerU 32 with
+    StaggerUStride 256, EdgeType Branch (our edge handling is always exact, whatever EdgeType says),
+    GlobalSplitU 1, 1LDSBuffer 0. It differs only where the writer cannot build Tensile's default, or
+    would not do what it promises (the rows say so by their values, with the reason beside them):
+      - KernelLanguage Assembly: this project's writer emits assembly (Tensile's default is Source);
+      - LdsPadA/B and LdsBlockSizePerPadA/B 0: Tensile's -1 derives a non-zero pad (VectorWidth elements)
+        for an operand whose unit-stride dimension is K; the writer's LdsPad support is new and owned by
+        its author, who flips these defaults once LdsPad -1 is part of the randomized tests;
+      - ExpandPointerSwap False, OptNoLoadLoop 0, UseSgprForGRO 0: the writer has one loop copy, no
+        optimised no-load loop and keeps global-read offsets in VGPRs, so 0 describes the kernels it
+        builds (Tensile's values would be accepted and silently not honoured).
 
 Abbreviations follow Tensile's rule (the name with its lower-case letters removed, digits kept:
 ``PrefetchGlobalRead`` -> ``PGR``, ``1LDSBuffer`` -> ``1LDSB``) with one exception: ``MACInstruction`` has
@@ -92,22 +102,23 @@ def abbreviation(name: str) -> str:
 _ = None  # marks "same as Tensile's default" in the table below
 _ROWS = [
     # name, tensile_default, ours (_ = same), allowed, meaning
+    # ours differs: the writer emits assembly
     ("KernelLanguage", "Source", "Assembly", one_of("Assembly", "Source"), "assembly writer or HIP source writer"),
     ("WorkGroup", [16, 16, 1], _, WORK_GROUP, "threads per dimension [wg0, wg1, LocalSplitU]; 32..1024 in total"),
     ("ThreadTile", [4, 4], _, THREAD_TILE, "VALU: C elements per thread [tt0, tt1]; with MI: wave tile"),
     ("MacroTile", None, _, MACRO_TILE, "optional; if given it must equal the derived [MT0, MT1]"),
     ("MatrixInstruction", [], _, MATRIX_INSTRUCTION, "MFMA/WMMA shape [M,N,K,B] (or 9-entry form); [] = VALU"),
-    ("DepthU", -1, 16, DEPTH_U, "K elements per unrolled loop iteration; negative = automatic search"),
+    ("DepthU", -1, _, DEPTH_U, "K elements per unrolled loop iteration; negative = automatic search"),
     ("DepthULdsDivisor", 1, _, one_of(1, 2, 4), "split LDS: LDS holds DepthU/divisor"),
-    ("VectorWidth", -1, 1, VECTOR_WIDTHS, "register vector width of the C/A tiles; -1 automatic"),
-    ("VectorWidthB", -1, 1, one_of(-1, 1, 2, 4, 8, 16), "vector width of B (MI only); -1 = VectorWidth"),
-    ("GlobalReadVectorWidth", -1, 1, VECTOR_WIDTHS, "elements per global load; -1 = VectorWidth"),
+    ("VectorWidth", -1, _, VECTOR_WIDTHS, "register vector width of the C/A tiles; -1 automatic"),
+    ("VectorWidthB", -1, _, one_of(-1, 1, 2, 4, 8, 16), "vector width of B (MI only); -1 = VectorWidth"),
+    ("GlobalReadVectorWidth", -1, _, VECTOR_WIDTHS, "elements per global load; -1 = VectorWidth"),
     ("LocalReadVectorWidth", -1, _, one_of(-1, 1, 2, 4, 8, 16), "elements per LDS read; -1 = VW (VALU) or MI input"),
     ("StoreVectorWidth", -1, _, VECTOR_WIDTHS, "elements per global store; -1 = VectorWidth"),
     ("StoreRemapVectorWidth", 0, _, one_of(-1, 0, 1, 2, 4, 8, 16), "MI: remap C through LDS for wider stores"),
     ("VectorStore", -1, _, one_of(-1, 0, 1), "store VectorWidth elements per instruction (1) or one (0)"),
-    ("PrefetchGlobalRead", 1, 0, one_of(0, 1, 2), "0 none, 1 double buffer global->VGPR->LDS, 2 one more in flight"),
-    ("PrefetchLocalRead", 1, 0, int_range(0, 128), "LDS->VGPR iterations issued ahead"),
+    ("PrefetchGlobalRead", 1, _, one_of(0, 1, 2), "0 none, 1 double buffer global->VGPR->LDS, 2 one more in flight"),
+    ("PrefetchLocalRead", 1, _, int_range(0, 128), "LDS->VGPR iterations issued ahead"),
     ("1LDSBuffer", 0, _, one_of(-1, 0, 1), "single LDS buffer even with PrefetchGlobalRead"),
     ("GlobalSplitU", 1, _, int_range(1, 4096), "split K across this many work-groups"),
     ("GlobalSplitUAlgorithm", "SingleBuffer", _, one_of("SingleBuffer", "MultipleBuffer"),
@@ -116,19 +127,20 @@ _ROWS = [
     ("GlobalSplitUWorkGroupMappingRoundRobin", False, _, BOOL, "GSU: which work-group ids share a tile"),
     ("GlobalSplitUAtomicAdd", False, _, BOOL, "GSU SingleBuffer: use atomic add instructions"),
     ("MinKForGSU", 256, _, int_range(16, 256), "GSU kernels need K >= MinKForGSU*GSU (predicate)"),
-    ("WorkGroupMapping", 8, 1, int_range(-1024, 1024), "remap work-group ids in blocks of WGM along dim 1"),
+    ("WorkGroupMapping", 8, _, int_range(-1024, 1024), "remap work-group ids in blocks of WGM along dim 1"),
     ("WorkGroupMappingType", "B", _, one_of("B", "Z"), "blocked or Z-order work-group mapping"),
-    ("StaggerU", 32, 0, one_of(0, 2, 4, 8, 16, 32, 64), "stagger the K start per work-group (memory channels)"),
+    ("StaggerU", 32, _, one_of(0, 2, 4, 8, 16, 32, 64), "stagger the K start per work-group (memory channels)"),
     ("StaggerUStride", 256, _, one_of(0, 16, 32, 64, 128, 256, 512, 1024, 2048), "stagger step in bytes"),
     ("StaggerUMapping", 0, _, int_range(0, 4), "which work-group coordinate selects the stagger"),
     ("TransposeLDS", 0, _, one_of(-1, 0, 1), "store the non-TLU operand unroll-major in LDS"),
     ("UnrollMajorLDSA", False, _, BOOL, "A unroll-major in LDS"),
     ("UnrollMajorLDSB", False, _, BOOL, "B unroll-major in LDS"),
+    # ours differ (LdsPad*, LdsBlockSizePerPad*): -1 derives non-zero pads; left to the LdsPad author
     ("LdsPadA", -1, 0, int_range(-1, 127), "LDS row padding of A in elements; -1 automatic"),
     ("LdsPadB", -1, 0, int_range(-1, 127), "LDS row padding of B in elements; -1 automatic"),
     ("LdsBlockSizePerPadA", -1, 0, LDS_BLOCK, "A: insert the pad every N bytes; 0 per row, -1 automatic"),
     ("LdsBlockSizePerPadB", -1, 0, LDS_BLOCK, "B: insert the pad every N bytes; 0 per row, -1 automatic"),
-    ("EdgeType", "Branch", "ShiftPtr", one_of("Branch", "ShiftPtr", "None"), "M/N edge strategy"),
+    ("EdgeType", "Branch", _, one_of("Branch", "ShiftPtr", "None"), "M/N edge strategy"),
     ("InnerUnroll", 1, _, POW2_UP_TO_64, "extra unroll of the MAC step"),
     ("LocalDotLayout", 1, _, one_of(1, 2, 4, 8), "interleave N unroll elements in LDS"),
     ("ScheduleIterAlg", 1, _, int_range(0, 3), "instruction scheduler; 3 is the MFMA interleaver"),
@@ -136,6 +148,7 @@ _ROWS = [
     ("ScheduleLocalWrite", 1, _, one_of(0, 1), "interleave local writes into the iteration"),
     ("GlobalReadPerMfma", 1, _, PER_MFMA, "SIA3: global reads per MFMA"),
     ("LocalWritePerMfma", -1, _, PER_MFMA, "SIA3: local writes per MFMA; -1 automatic"),
+    # ours differ (EPS, ONLL): one loop copy, no optimised no-load loop in this writer
     ("ExpandPointerSwap", True, False, BOOL, "two loop copies instead of XOR-swapping LDS pointers (PGR only)"),
     ("OptNoLoadLoop", 1, 0, one_of(0, 1, 2), "optimised no-load loop variant"),
     ("SuppressNoLoadLoop", False, _, BOOL, "use buffer OOB instead of a separate no-load loop"),
@@ -152,6 +165,7 @@ _ROWS = [
     ("DirectToVgprB", False, _, BOOL, "load B global->VGPR bypassing LDS"),
     ("BufferLoad", True, _, BOOL, "buffer (SRD) loads instead of flat/global"),
     ("BufferStore", True, _, BOOL, "buffer (SRD) stores instead of flat/global"),
+    # ours differs: global-read offsets stay in VGPRs in this writer
     ("UseSgprForGRO", -1, 0, one_of(-1, 0, 1), "keep per-load global read offsets in SGPRs; -1 heuristic"),
     ("UseInstOffsetForGRO", 0, _, one_of(-1, 0, 1), "DirectToLds: use instruction offsets for GRO"),
     ("NumLoadsCoalescedA", 1, _, int_range(-1, 64), "A global-load tile shape (1 search up, -1 search down)"),

@@ -45,7 +45,12 @@ class LayoutMixin:
                     continue
                 break
             if du >= last:
-                self.reject(reason if p["DepthU"] > 0 else f"no valid DepthU found for DepthU {p['DepthU']}")
+                if p["DepthU"] > 0:
+                    self.reject(reason)
+                rule = {-1: "global reads of width 1 on A and B", -2: "a full GlobalReadVectorWidth read on A or B"}
+                self.reject(f"no valid DepthU found for DepthU {p['DepthU']} (the automatic search wants "
+                            f"{rule.get(p['DepthU'], 'full GlobalReadVectorWidth reads on A and B')}); "
+                            f"set DepthU, e.g. DepthU: 16")
             du += 2
         p["DepthU"] = du
         self.out["depth_u"] = du

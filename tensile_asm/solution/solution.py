@@ -164,4 +164,7 @@ def load_solution_file(path: str | Path, index: int | None = None) -> Solution:
         raise UserError(f"{path}: expected one solution (a mapping of parameters) or a logic file (a list)")
     if index not in (None, 0):
         raise UserError(f"{path}: holds a single solution; index {index} is out of range (use 0 or none)")
-    return Solution.from_dict(data, where=str(path))
+    # A solution dict copied out of a logic file (it carries Tensile's bookkeeping keys): a key left out
+    # meant Tensile's default there, as when the whole logic file is read.
+    from_logic = any(k in data for k in ("AssignedDerivedParameters", "SolutionNameMin", "SolutionIndex"))
+    return Solution.from_dict(data, where=str(path), defaults_from="tensile" if from_logic else "ours")

@@ -1,0 +1,199 @@
+"""Randomized differential testing: random valid solutions, architectures, sizes and scalars, each kernel
+built by the KernelWriter, assembled and linked by LLVM and run on the strict CPU emulator against the
+float64 numpy reference (``verify_sizes``: D poisoned with NaN, C all NaN when beta is 0).
+
+Draws are *constructed* to be valid (tile sides, DepthU and vector widths chosen to fit together); the few
+that still are not are dropped with ``assume`` on ``Solution.valid`` and ``supports``. The run is fixed:
+``SHARDS`` hypothesis runs with seeds ``SEED + shard`` (shards let ``pytest -n 2`` use both cores).
+CI runs ``CI_CASES`` cases; ``pytest --slow`` runs ``SLOW_CASES`` with larger sizes. A failure prints the
+falsifying case and a ``tensile-asm verify`` command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, assume, given, note, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tensile_asm import toolchain  # noqa: E402
+from tensile_asm.benchmark.verify import Size, verify_sizes  # noqa: E402
+from tensile_asm.isa.arch import load_arch  # noqa: E402
+from tensile_asm.runtime.emulated import EmulatedRuntime  # noqa: E402
+from tensile_asm.solution import Solution, min_names  # noqa: E402
+from tensile_asm.solution.derive import VALID_MT_SIDES  # noqa: E402
+from tensile_asm.writer.build import build_kernel, geometry, supports  # noqa: E402
+
+from conftest import have_llvm  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+
+ARCHS = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950")
+SEED = 20261122
+SHARDS = 8
+CI_CASES = 200  # in all, over the shards
+SLOW_CASES = 2000
+
+# Known bugs outside this test's code, as (predicate on the case, reason); matching cases are expected to fail.
+KNOWN_BUGS: list = []
+
+PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97,
+          101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167, 173, 179, 181, 191, 193, 197)
+
+
+def _pow2_part(n: int) -> int:
+    return n & -n
+
+
+@st.composite
+def solutions(draw):
+    """Solution parameters that are valid by construction (mostly; the rest are assumed away)."""
+    vw = draw(st.sampled_from((1, 2, 4)))
+    lsu = draw(st.sampled_from((1, 1, 1, 2, 4)))
+    # wg0 x wg1 x LocalSplitU threads: 32..256, a multiple of 32.
+    wg0 = draw(st.sampled_from((2, 4, 8, 16, 32)))
+    lo, hi = max(1, 32 // (wg0 * lsu)), 256 // (wg0 * lsu)
+    wg1 = draw(st.sampled_from([w for w in (1, 2, 4, 8, 16, 32, 64) if lo <= w <= hi]))
+    nt = wg0 * wg1 * lsu
+    # ThreadTile sides: multiples of VectorWidth whose MacroTile side (WorkGroup x side) is allowed, with
+    # at least one C element per thread, whole store vectors and (LocalSplitU) an even reduction.
+    sides = [s for s in (1, 2, 3, 4, 6, 8) if s % vw == 0]
+    tt0 = draw(st.sampled_from([s for s in sides if wg0 * s in VALID_MT_SIDES
+                                and (lsu == 1 or nt % (wg0 * s) == 0)] or sides))
+    mt0 = wg0 * tt0
+
+    def fits(s):
+        mt1 = wg1 * s
+        nept = mt0 * mt1 // nt if mt0 * mt1 % nt == 0 else 0
+        return (mt1 in VALID_MT_SIDES and nept >= 1 and nept % min(vw, nept) == 0
+                and max(mt0, mt1) // min(mt0, mt1) <= 64)
+
+    tt1 = draw(st.sampled_from([s for s in sides if fits(s)] or sides))
+    mt1 = wg1 * tt1
+    pgr = draw(st.sampled_from((0, 1)))
+    plr = draw(st.sampled_from((0, 1)))
+    ta, tb = draw(st.booleans()), draw(st.booleans())
+    # A global read of GRVW elements along a unit-stride M (A not transposed) or N (B transposed) side
+    # must equal VectorWidth or be 1 (edges shift pointers); one along K may have any width.
+    grvw = draw(st.sampled_from((-1, 1, vw) + ((2, 4) if ta and not tb else ())))
+    g = vw if grvw == -1 else grvw
+    # DepthU: a power of two that splits both tiles into whole loads, gives each LocalSplitU group two
+    # K steps, and keeps LDS (two buffers with PrefetchGlobalRead) and the loads per thread small.
+    du_min = max(2 * lsu, 2, nt * g // min(_pow2_part(mt0), _pow2_part(mt1)))
+    du = (1 << (du_min - 1).bit_length()) << draw(st.integers(0, 2))
+    while du > du_min and ((mt0 + mt1) * du * 4 * (1 + pgr) > 48 * 1024 or (mt0 + mt1) * du // (nt * g) > 24):
+        du //= 2
+    assume(du <= 64)
+    params = {
+        "WorkGroup": [wg0, wg1, lsu], "ThreadTile": [tt0, tt1], "DepthU": du,
+        "VectorWidth": draw(st.sampled_from((vw, -1))) if vw == _auto_vw(tt0, tt1) else vw,
+        "GlobalReadVectorWidth": grvw, "PrefetchGlobalRead": pgr, "PrefetchLocalRead": plr,
+        "WorkGroupMapping": draw(st.sampled_from((1, 2, 4, 8, 16))),
+        "StaggerU": draw(st.sampled_from((0, 2, 4, 8, 32))),
+        "StaggerUStride": draw(st.sampled_from((0, 16, 64, 256))),
+        "EdgeType": draw(st.sampled_from(("Branch", "ShiftPtr"))),
+    }
+    problem = {"OperationType": "GEMM", "DataType": "s", "TransposeA": ta, "TransposeB": tb,
+               "Batched": draw(st.booleans()), "UseBeta": draw(st.sampled_from((True, True, False)))}
+    return problem, params
+
+
+def _auto_vw(tt0: int, tt1: int) -> int:
+    vw = 4
+    while tt0 % vw or tt1 % vw:
+        vw //= 2
+    return vw
+
+
+def _side(draw, tile: int, largest: int) -> int:
+    """1, a prime, a tile multiple or one off it, or anything up to ``largest``."""
+    kind = draw(st.sampled_from(("one", "prime", "tile", "any", "any")))
+    if kind == "one":
+        return 1
+    if kind == "prime":
+        return draw(st.sampled_from([p for p in PRIMES if p <= largest]))
+    if kind == "tile":
+        return max(1, min(largest, tile * draw(st.integers(1, 2)) + draw(st.sampled_from((-1, 0, 1)))))
+    return draw(st.integers(1, largest))
+
+
+@st.composite
+def cases(draw, largest: int):
+    problem, params = draw(solutions())
+    arch = draw(st.sampled_from(ARCHS))
+    sol = Solution.from_dict({"ProblemType": problem, **params}, where="random case")
+    assume(sol.valid)
+    reason = supports(sol, load_arch(arch))
+    note(f"supports: {reason}")
+    assume(reason is None)
+    d = sol.derived
+    size = Size(_side(draw, d.mt0, largest), _side(draw, d.mt1, largest), _side(draw, d.depth_u, largest),
+                draw(st.sampled_from((1, 1, 2, 3))))
+    alpha = draw(st.sampled_from((1.0, -0.75, 2.5, 0.5)))
+    beta = draw(st.sampled_from((0.0, 1.0, 0.5, -1.25, -0.0))) if problem["UseBeta"] else 0.0
+    return dict(arch=arch, problem=problem, params=params, size=size, alpha=alpha, beta=beta,
+                seed=draw(st.integers(0, 2 ** 20)))
+
+
+_BUILT: dict = {}
+_TMP = Path(tempfile.mkdtemp(prefix="random-kernels-"))
+
+
+def _built(arch_name: str, problem: dict, params: dict):
+    key = (arch_name, repr(sorted(problem.items())), repr(sorted(params.items())))
+    if key not in _BUILT:
+        arch = load_arch(arch_name)
+        sol = Solution.from_dict({"ProblemType": problem, **params}, where="random case")
+        name = min_names([sol])[0]
+        kernel = build_kernel(sol, arch, name)
+        co = _TMP / f"k{len(_BUILT)}.co"
+        toolchain.assemble_and_link(kernel.text(), arch, co)
+        _BUILT[key] = (co, name, geometry(sol))
+    return _BUILT[key]
+
+
+def reproducer(case: dict) -> str:
+    """A solution file and a ``tensile-asm verify`` command for the case."""
+    import yaml
+
+    text = yaml.safe_dump({"ProblemType": case["problem"], **case["params"]}, default_flow_style=None)
+    s = case["size"]
+    return (f"cat > case.yaml <<'EOF'\n{text}EOF\ntensile-asm verify --arch {case['arch']} --solution case.yaml "
+            f"--size {s.m},{s.n},{s.k},{s.batch} --alpha {case['alpha']} --beta {case['beta']} --seed {case['seed']}")
+
+
+def check(case: dict) -> None:
+    co, name, geo = _built(case["arch"], case["problem"], case["params"])
+    [r] = verify_sizes(co, name, geo, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime())
+    known = [why for pred, why in KNOWN_BUGS if pred(case)]
+    if known:
+        assert not r.passed, f"known bug no longer reproduces ({known[0]}); remove it from KNOWN_BUGS"
+        return
+    assert r.passed, (f"{r.size} alpha {r.alpha} beta {r.beta}: {r.detail} (max rel err {r.max_rel_error})\n"
+                      f"reproduce with:\n{reproducer(case)}")
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_random_kernels_match_reference(shard, request):
+    slow = request.config.getoption("--slow")
+    count = (SLOW_CASES if slow else CI_CASES) // SHARDS
+    largest = 128 if slow else 80
+
+    @seed(SEED + shard)
+    @settings(max_examples=count, deadline=None, database=None, derandomize=False,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+    @given(case=cases(largest))
+    def run(case):
+        key = (repr(case["params"]), repr(case["problem"]), case["arch"], case["size"], case["alpha"], case["beta"])
+        assume(key not in seen)  # a repeat of a passed case does not count as a case
+        check(case)
+        seen.add(key)
+
+    seen: set = set()
+    run()
+    print(f"shard {shard}: {len(seen)} cases")
+    assert len(seen) >= count, f"hypothesis stopped after {len(seen)} of {count} cases"
