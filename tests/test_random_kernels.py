@@ -22,13 +22,12 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, assume, given, note, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tensile_asm import toolchain  # noqa: E402
 from tensile_asm.benchmark.verify import Size, verify_sizes  # noqa: E402
 from tensile_asm.isa.arch import load_arch  # noqa: E402
 from tensile_asm.runtime.emulated import EmulatedRuntime  # noqa: E402
 from tensile_asm.solution import Solution, min_names  # noqa: E402
 from tensile_asm.solution.derive import VALID_MT_SIDES  # noqa: E402
-from tensile_asm.writer.build import build_kernel, geometry, supports  # noqa: E402
+from tensile_asm.writer.build import build_kernel, geometry, link_kernels, supports  # noqa: E402
 
 from conftest import have_llvm  # noqa: E402
 
@@ -74,7 +73,7 @@ def solutions(draw):
     tt1 = draw(st.sampled_from([s for s in sides if fits(s)] or sides))
     mt1 = wg1 * tt1
     pgr = draw(st.sampled_from((0, 1)))
-    plr = draw(st.sampled_from((0, 1)))
+    plr = draw(st.sampled_from((0, 1, 1, 2, 3)))
     ta, tb = draw(st.booleans()), draw(st.booleans())
     # A global read of GRVW elements along a unit-stride M (A not transposed) or N (B transposed) side
     # must equal VectorWidth or be 1 (edges shift pointers); one along K may have any width.
@@ -95,6 +94,9 @@ def solutions(draw):
         "StaggerU": draw(st.sampled_from((0, 2, 4, 8, 32))),
         "StaggerUStride": draw(st.sampled_from((0, 16, 64, 256))),
         "EdgeType": draw(st.sampled_from(("Branch", "ShiftPtr"))),
+        "GlobalSplitU": draw(st.sampled_from((1, 1, 1, 2, 3))),
+        "GlobalSplitUAlgorithm": draw(st.sampled_from(("SingleBuffer", "MultipleBuffer"))),
+        "BufferStore": draw(st.sampled_from((True, True, False))),
     }
     problem = {"OperationType": "GEMM", "DataType": "s", "TransposeA": ta, "TransposeB": tb,
                "Batched": draw(st.booleans()), "UseBeta": draw(st.sampled_from((True, True, False)))}
@@ -150,7 +152,7 @@ def _built(arch_name: str, problem: dict, params: dict):
         name = min_names([sol])[0]
         kernel = build_kernel(sol, arch, name)
         co = _TMP / f"k{len(_BUILT)}.co"
-        toolchain.assemble_and_link(kernel.text(), arch, co)
+        link_kernels([kernel], arch, co)   # with GlobalSplitU's helper kernel
         _BUILT[key] = (co, name, geometry(sol))
     return _BUILT[key]
 
