@@ -17,6 +17,7 @@ import numpy as np
 from tensile_asm.emulator.program import handles
 from tensile_asm.emulator.state import VCC_HI, VCC_LO
 from tensile_asm.emulator.vfloat import fma_f32
+from tensile_asm.emulator.vhalf import f64_src
 
 F32, F64, U32, U64 = np.float32, np.float64, np.uint32, np.uint64
 _P = {"f32": (F32, 64, 126, 23, 255), "f64": (F64, 128, 1022, 52, 2047)}   # type, scale, emax, mant, exp_all1
@@ -31,16 +32,7 @@ def _exponent(x, kind):
 def _src(cx, ins, index, kind):
     if kind == "f32":
         return cx.fsrc(ins, index)
-    rd = cx.vread64(ins.operands[index])
-    neg, absm = cx.src_mod(ins, index)
-
-    def get(w):
-        x = rd(w)
-        x = x.view(F64) if isinstance(x, np.ndarray) else U64(x).view(F64)
-        if absm:
-            x = np.abs(x)
-        return -x if neg else x
-    return get
+    return f64_src(cx, ins, index)
 
 
 def _dest(cx, ins, kind):

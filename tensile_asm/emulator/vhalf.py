@@ -21,7 +21,8 @@ from tensile_asm.isa.registers import Reg
 F16, F32, F64, U32, U64 = np.float16, np.float32, np.float64, np.uint32, np.uint64
 
 
-def _f64_src(cx, ins, index):
+def f64_src(cx, ins, index):
+    """A 64-bit float source operand with its neg/abs modifiers, as a per-wave reader."""
     rd = cx.vread64(ins.operands[index])
     neg, absm = cx.src_mod(ins, index)
 
@@ -46,15 +47,15 @@ _F64 = {"v_add_f64": (2, lambda a, b: a + b), "v_mul_f64": (2, lambda a, b: a * 
 @handles(*_F64)
 def _f64_arith(ins, cx):
     n, fn = _F64[ins.opcode]
-    srcs = [_f64_src(cx, ins, i) for i in range(1, n + 1)]
+    srcs = [f64_src(cx, ins, i) for i in range(1, n + 1)]
     wr = _f64_dest(cx, ins)
     return lambda w: wr(w, fn(*(s(w) for s in srcs)))
 
 
 @handles("v_fmac_f64")
 def _fmac_f64(ins, cx):
-    a, b = _f64_src(cx, ins, 1), _f64_src(cx, ins, 2)
-    c = _f64_src(cx, ins, 0)
+    a, b = f64_src(cx, ins, 1), f64_src(cx, ins, 2)
+    c = f64_src(cx, ins, 0)
     wr = _f64_dest(cx, ins)
     return lambda w: wr(w, a(w) * b(w) + c(w))
 
