@@ -39,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     solution_args(verify)
     verify.add_argument("--size", action="append", required=True, metavar="M,N,K[,BATCH]",
                         help="problem size; repeat for several")
-    verify.add_argument("--alpha", type=float, default=1.5)
+    verify.add_argument("--alpha", type=float, default=1.5, help="alpha (default 1.5)")
     verify.add_argument("--beta", type=float, default=None,
                         help="default 0.5, or 0 when the problem type has UseBeta: false")
     verify.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
