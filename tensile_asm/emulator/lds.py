@@ -94,8 +94,8 @@ class LdsTracker:
             f"{describe(w_inst)}; {how}")
 
 
-def _lane_addresses(w, addr, rows):
-    """Byte addresses [elements*dwords, active lanes] and the active-lane selector."""
+def _active_addresses(w, addr):
+    """The active lanes' byte addresses (dword aligned, else a fault) and the active-lane selector."""
     a = addr(w)
     if isinstance(a, int):
         a = np.full(w.lanes, a, np.uint32)
@@ -104,20 +104,19 @@ def _lane_addresses(w, addr, rows):
         a = a[sel]
     if a.size and int(np.bitwise_or.reduce(a)) & 3:
         raise Fault("misaligned LDS access (dword accesses need 4-byte aligned addresses)")
+    return a, sel
+
+
+def _lane_addresses(w, addr, rows):
+    """Byte addresses [elements*dwords, active lanes] and the active-lane selector."""
+    a, sel = _active_addresses(w, addr)
     return a + rows, sel
 
 
 def _lane_dwords(w, addr, rows4, span):
     """Strict: dword indices [elements*dwords, active lanes], range-checked, and the selector."""
-    a = addr(w)
-    if isinstance(a, int):
-        a = np.full(w.lanes, a, np.uint32)
-    sel = None if w.exec_full else w.exec_lanes
-    if sel is not None:
-        a = a[sel]
+    a, sel = _active_addresses(w, addr)
     if a.size:
-        if int(np.bitwise_or.reduce(a)) & 3:
-            raise Fault("misaligned LDS access (dword accesses need 4-byte aligned addresses)")
         top = int(a.max()) + span
         if top > w.group.lds_size:
             raise Fault(f"LDS access at byte 0x{top - 4:x} is outside the workgroup's {w.group.lds_size} "
