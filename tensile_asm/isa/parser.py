@@ -149,7 +149,7 @@ def _parse_modifier(tok: str):
 
 
 def _looks_like_modifier(tok: str) -> bool:
-    return tok in FLAGS or (":" in tok and not tok.startswith(("v[", "s[", "a[")))
+    return tok in FLAGS or (":" in tok and not tok.lstrip("-|").startswith(("v[", "s[", "a[", "abs(", "neg(")))
 
 
 def parse_instruction(text: str, address: int | None = None, source_line: int | None = None) -> Instruction:
