@@ -24,7 +24,7 @@ def kernel_source(body: str, name: str = "k", args=(("out", 8),), vgprs: int = 1
         offset += size
     kernarg = max(offset, 4)
     wg = "\n".join(f"  .amdhsa_system_sgpr_workgroup_id_{d} {int(d in wg_ids)}" for d in "xyz")
-    accum = f"  .amdhsa_accum_offset {max(4, (vgprs + 3) // 4 * 4)}\n" if arch in ("gfx90a", "gfx942") else ""
+    accum = f"  .amdhsa_accum_offset {max(4, (vgprs + 3) // 4 * 4)}\n" if arch in ("gfx90a", "gfx942", "gfx950") else ""
     body = "\n".join("  " + line.strip() if line.strip() and not line.strip().endswith(":") else line.strip()
                      for line in body.strip().splitlines())
     return f""".amdgcn_target "amdgcn-amd-amdhsa--{arch}"

@@ -10,6 +10,15 @@ for that row) or is inactive in EXEC; an invalid source reads 0 with ``bound_ctr
 otherwise the lane is not written. ``row_mask``/``bank_mask`` leave the lanes of disabled rows /
 banks (groups of 4 lanes within a row) unwritten. Unwritten lanes keep the destination's old value,
 so in strict mode the destination is also a source when some lanes may be unwritten.
+
+DP ALU DPP (gfx90a/gfx942/gfx950): an operation with a 64-bit VGPR operand (``v_fmac_f64``,
+``v_ceil_f64``, ``v_cvt_f64_f32``, ``v_cvt_f32_f64``, gfx942+'s ``v_mov_b64`` ...) takes DPP with
+``row_newbcast`` only (LLVM AMDGPUBaseInfo ``isDPALU_DPP``/``isLegalDPALU_DPPControl``; llvm-mc-22 says
+"DP ALU dpp only supports row_newbcast"); other controls are refused here too. A 64-bit source reads
+both halves from the same source lane; a 64-bit destination keeps both old registers in unwritten lanes.
+Not DPP on gfx9 (llvm-mc-22: "dpp variant of this instruction is not supported"): VOPC (``v_cmp*``,
+``v_cmpx*``, 32- and 64-bit) and VOP3-only operations (``v_fma_f32``, ``v_add_f64``, ``v_fma_f16``,
+``v_mad_u32_u24``); ``_e64_dpp`` is refused likewise. ``fi`` is not an operand on gfx9.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from tensile_asm.emulator.program import HANDLERS, Compiler, Unsupported, _flush
 from tensile_asm.emulator.state import mask_of
 from tensile_asm.isa.registers import Reg
 
-U32, F32 = np.uint32, np.float32
+U32, U64, F32 = np.uint32, np.uint64, np.float32
 _LANES = 64
 _CTRLS = ("quad_perm", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr", "wave_rol", "wave_ror",
           "row_mirror", "row_half_mirror", "row_bcast", "row_newbcast")
@@ -98,9 +107,11 @@ class _DppCompiler(Compiler):
         return base
 
     def vread64(self, op):
-        if self._mine(op):
-            raise Unsupported("64-bit DPP sources")
-        return super().vread64(op)
+        if not self._mine(op):
+            return super().vread64(op)
+        i, shuffle = op.index, self._shuffle
+        # DP ALU DPP: both halves of the pair come from the same source lane.
+        return lambda w: (shuffle(w, w.v[i]).astype(U64) | (shuffle(w, w.v[i + 1]).astype(U64) << U64(32)))
 
 
 def _dpp_builder(ins, cx):
@@ -113,6 +124,9 @@ def _dpp_builder(ins, cx):
     ctrl = [(m, v) for m, v in ins.modifiers if m in _CTRLS]
     if len(ctrl) != 1:
         raise Unsupported(f"DPP control {ctrl}")
+    if ctrl[0][0] != "row_newbcast" and any(isinstance(o, Reg) and o.kind == "v" and o.count == 2
+                                           for o in ins.operands[:4]):
+        raise Unsupported(f"{ctrl[0][0]} on a DP ALU (64-bit operand) DPP operation: only row_newbcast exists")
     src_lane = source_lanes(*ctrl[0])
     row_mask, bank_mask = ins.modifier("row_mask", 0xF), ins.modifier("bank_mask", 0xF)
     bound_zero = bool(ins.modifier("bound_ctrl", 0)) or ins.has_modifier("bound_ctrl")
@@ -168,7 +182,7 @@ def register_dpp(opcodes) -> None:
 
 
 # Every VOP1/VOP2 operation the emulator implements may come with DPP (the builder refuses forms it
-# cannot express); VOP3-only, VOPC and 64-bit sources are refused when compiled.
+# cannot express); VOP3-only and VOPC operations have no gfx9 DPP form (the assembler refuses them).
 register_dpp([name for name in list(HANDLERS) if name.startswith("v_") and not name.startswith(
     ("v_mfma", "v_smfmac", "v_pk_", "v_cmp", "v_readlane", "v_writelane", "v_readfirstlane"))])
 
