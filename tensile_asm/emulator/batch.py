@@ -21,7 +21,7 @@ import copy
 
 import numpy as np
 
-from tensile_asm.emulator import hazard_check
+from tensile_asm.emulator import fuse, hazard_check
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.program import describe
 from tensile_asm.emulator.state import READY
@@ -151,6 +151,12 @@ def run_batch(b: WaveBatch, ops, counts, strict, budget) -> None:
     try:
         while True:
             op = ops[pc]
+            if op.parts is not None:
+                width = fuse.run_fused(op, b, st, lead.instructions + n + lead.nops, counts, nsub, strict,
+                                       read_error, READY)
+                n += width
+                pc += width
+                continue
             if strict:
                 for k in op.srcs:
                     if st[k] != READY:
@@ -192,7 +198,7 @@ def run_batch(b: WaveBatch, ops, counts, strict, budget) -> None:
     except Fault as e:
         for w in subs:
             w.pc = pc
-        raise EmulationError(f"at {describe(ops[pc].inst)} ({b.describe()}): {e}") from None
+        raise EmulationError(f"at {describe(getattr(e, 'at', None) or ops[pc].inst)} ({b.describe()}): {e}") from None
     finally:
         for w in subs:
             w.instructions += n

@@ -43,15 +43,16 @@ class Recorder:
 
     def _wrap(self, op):
         new = copy.copy(op)                 # keeps every slot (batchable, hazard checks, ...)
-        run, index, seqs = op.fn, op.index, self.sequences
+        run, seqs = op.fn, self.sequences
+        indices = [p.index for p in op.parts] if op.parts is not None else [op.index]   # fused: every part
 
         def fn(w):
             subs = getattr(w, "subs", None)          # a lockstep batch runs the op for all its waves
             if subs is None:
-                seqs[w.index].append(index)
+                seqs[w.index].extend(indices)
             else:
                 for s in subs:
-                    seqs[s.index].append(index)
+                    seqs[s.index].extend(indices)
             return run(w)
         new.fn = fn
         return new

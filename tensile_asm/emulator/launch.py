@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
-from tensile_asm.emulator import batch, cycles, initial
+from tensile_asm.emulator import batch, cycles, fuse, initial
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.lds import LdsTracker
 from tensile_asm.emulator.memory import DeviceMemory, Fault
@@ -155,8 +155,9 @@ class Emulator:
         key = (name, self.strict)
         ops = self._loaded.programs.get(key)
         if ops is None:
-            ops = compile_ops(self.instructions(name), self.arch, self._kernel(name).descriptor,
-                              self.limits(name), self.strict)
+            descriptor = self._kernel(name).descriptor
+            ops = compile_ops(self.instructions(name), self.arch, descriptor, self.limits(name), self.strict)
+            ops = fuse.fuse_runs(ops, flush_f32=descriptor.float_denorm_mode_32 != 3)
             self._loaded.programs[key] = ops
         return ops
 
@@ -225,6 +226,8 @@ def _traced(ops, trace, trace_if) -> list:
     """A copy of ``ops`` whose selected ops call ``trace`` first (the compiled program stays untouched)."""
     out = []
     for op in ops:
+        if op.parts is not None:
+            op = op.parts[0]                 # traced runs go op by op
         if trace_if is None or trace_if(op.inst):
             def fn(w, _run=op.fn, _inst=op.inst):
                 trace(w, _inst)
@@ -271,6 +274,12 @@ def _run_wave(w, ops, counts, strict, budget) -> None:
     try:
         while True:
             op = ops[pc]
+            if op.parts is not None:
+                width = fuse.run_fused(op, w, st, w.instructions + n + w.nops, counts, 1, strict,
+                                       strict_mode.read_error, 1)
+                n += width
+                pc += width
+                continue
             if strict:
                 for k in op.srcs:
                     if st[k] != 1:
@@ -298,7 +307,7 @@ def _run_wave(w, ops, counts, strict, budget) -> None:
                 raise Fault(f"the launch executed more than {budget[0] + n} instructions without "
                             f"finishing (an endless loop?); pass max_instructions= to allow more")
     except Fault as e:
-        raise EmulationError(f"at {describe(op.inst)} ({w.describe()}): {e}") from None
+        raise EmulationError(f"at {describe(getattr(e, 'at', None) or op.inst)} ({w.describe()}): {e}") from None
     except IndexError:
         if pc >= len(ops):
             last = ops[-1].inst if ops else None

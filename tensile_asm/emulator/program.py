@@ -53,12 +53,13 @@ class Op:
     (a vector op whose result per lane depends only on that lane, its wave's uniform SGPR sources
     ``skeys`` and shared memory); anything else runs wave by wave (see batch.py)."""
 
-    __slots__ = ("fn", "srcs", "defs", "inst", "index", "batchable", "skeys", "hazard")
+    __slots__ = ("fn", "srcs", "defs", "inst", "index", "batchable", "skeys", "hazard", "parts")
 
     def __init__(self, fn, srcs, defs, inst, index, batchable=False):
         self.fn, self.srcs, self.defs, self.inst, self.index = fn, srcs, defs, inst, index
         self.batchable = batchable
         self.hazard = None       # strict: fn(wave, clock) checking/recording hazard rules (hazard_check.py)
+        self.parts = None        # a fused stretch: the ops it runs at once (fuse.py)
         self.skeys = tuple(k for k in srcs if k < VKEY and k not in (126, 127))
 
 
