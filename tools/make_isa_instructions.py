@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write isa/instructions/<arch>.txt: every instruction LLVM knows for gfx908/gfx90a/gfx942/gfx950.
+"""Write isa/instructions/<arch>.txt: every instruction LLVM knows for each gfx9 arch of isa/.
 
 How: build one instruction word for every opcode of every GFX9 encoding (SOP*, SMEM, VOP1/2/C with
 their DPP and SDWA forms, VOP3, VOP3P, DS, MUBUF, MTBUF, MIMG, FLAT/GLOBAL/SCRATCH, EXP, VINTRP),

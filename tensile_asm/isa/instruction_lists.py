@@ -17,7 +17,7 @@ from pathlib import Path
 from tensile_asm.isa.arch import ISA_DIR
 
 INSTRUCTIONS_DIR = ISA_DIR / "instructions"
-LISTED_ARCHES = ("gfx908", "gfx90a", "gfx942", "gfx950")
+LISTED_ARCHES = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950")
 
 # llvm-mc's answer to a bare mnemonic: these say the name is not an instruction of this arch;
 # any other complaint ("too few operands", "invalid operand") means the mnemonic exists.
