@@ -193,6 +193,7 @@ def _mfma_builder(ins, cx):
 
 def register_all() -> None:
     from tensile_asm.emulator import program
+    _mfma_builder.accepts = lambda name: parse_mfma(name) is not None   # for emulator/coverage.py
     program.PREFIX_HANDLERS["v_mfma_"] = _mfma_builder
 
 
