@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
-from tensile_asm.emulator import batch, cycles, fuse, initial
+from tensile_asm.emulator import batch, cycles, float_modes, fuse, initial
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.lds import LdsTracker
 from tensile_asm.emulator.memory import DeviceMemory, Fault
@@ -156,6 +156,7 @@ class Emulator:
         ops = self._loaded.programs.get(key)
         if ops is None:
             descriptor = self._kernel(name).descriptor
+            float_modes.check(name, descriptor, self.instructions(name))
             ops = compile_ops(self.instructions(name), self.arch, descriptor, self.limits(name), self.strict)
             ops = fuse.fuse_runs(ops, flush_f32=descriptor.float_denorm_mode_32 != 3)
             self._loaded.programs[key] = ops
