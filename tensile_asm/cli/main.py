@@ -5,6 +5,7 @@
                      [--alpha A] [--beta B] [--asm FILE.s] [--seed S]
   tensile-asm inspect FILE.co|FILE.s [--arch gfx90a] [--kernel NAME] [--json] [--no-emulate]
   tensile-asm inspect --arch gfx90a --solution SOL.yaml [--index I] [--json] [--no-emulate]
+  tensile-asm emulator-coverage [--arch gfx90a ...] [--missing] [--json | --markdown]
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tensile_asm.cli import emulator_coverage
 from tensile_asm.cli.common import parse_size, run_main
 from tensile_asm.errors import UserError
 
@@ -61,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     insp.add_argument("--json", action="store_true", help="print one JSON object")
     insp.add_argument("--no-emulate", action="store_true",
                       help="skip the emulated launch that counts LDS bank conflicts")
+    emulator_coverage.add_parser(sub)
     return p
 
 
@@ -172,7 +175,8 @@ def _single_kernel_name(co: Path, default: str, exclude: set = frozenset()) -> s
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handler = {"emit": cmd_emit, "verify": cmd_verify, "inspect": cmd_inspect}[args.command]
+    handler = {"emit": cmd_emit, "verify": cmd_verify, "inspect": cmd_inspect,
+               "emulator-coverage": emulator_coverage.run}[args.command]
     return run_main(PROG, lambda: handler(args))
 
 
