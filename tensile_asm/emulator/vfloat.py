@@ -164,4 +164,10 @@ def _cvt_f16_f32(ins, cx):
 @handles("v_cvt_f32_f16")
 def _cvt_f32_f16(ins, cx):
     a, wr = cx.vread(ins.operands[1]), cx.vwrite_f(ins.operands[0], ins)
-    return lambda w: wr(w, (np.asarray(a(w), U32) & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(F32))
+    neg, absm = cx.src_mod(ins, 1)
+
+    def run(w):
+        x = (np.asarray(a(w), U32) & U32(0xFFFF)).astype(np.uint16).view(np.float16).astype(F32)
+        x = np.abs(x) if absm else x
+        return wr(w, -x if neg else x)
+    return run

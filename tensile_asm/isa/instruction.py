@@ -16,7 +16,7 @@ from tensile_asm.isa.registers import Imm, Label, Operand, Reg, Special, VReg, V
 # Source modifiers of VOP3 floats are two masks, ('neg', bits) and ('abs', bits), where bit i
 # applies to ``operands[i]``; they render inline as ``-v1`` and ``|v1|``.
 Modifier = tuple[str, int | None]
-OPERAND_MASK_MODIFIERS = ("neg", "abs")
+OPERAND_MASK_MODIFIERS = ("neg", "abs", "sext")      # sext: SDWA integer sources, ``sext(v1)``
 
 WAITCNT_COUNTERS = ("vmcnt", "expcnt", "lgkmcnt")
 
@@ -63,7 +63,7 @@ class Instruction:
         if self.opcode == "s_waitcnt":
             text = "s_waitcnt " + " ".join(f"{n}({v})" for n, v in self.modifiers)
         else:
-            neg, absm = self.modifier("neg", 0) or 0, self.modifier("abs", 0) or 0
+            neg, absm, sext = (self.modifier(m, 0) or 0 for m in OPERAND_MASK_MODIFIERS)
             texts = []
             for i, o in enumerate(self.operands):
                 t = _render_operand(o, assignment)
@@ -71,6 +71,8 @@ class Instruction:
                     t = f"|{t}|"
                 if neg >> i & 1:
                     t = f"-{t}"
+                if sext >> i & 1:
+                    t = f"sext({t})"
                 texts.append(t)
             ops = ", ".join(texts)
             mods = " ".join(n if v is None else f"{n}:{v}" for n, v in self.modifiers

@@ -50,7 +50,7 @@ def strip_encoding_suffix(opcode: str) -> str:
 @lru_cache(maxsize=None)
 def op_info(opcode: str, returns: bool = False) -> OpInfo:
     """Describe ``opcode``. ``returns`` marks an atomic with ``glc`` (it writes its first operand)."""
-    op = strip_encoding_suffix(opcode)
+    op = strip_encoding_suffix(opcode).removesuffix("_sdwa")      # SDWA: the base operation's operands
     if op.startswith("s_"):
         scc_defs = ("scc",) if op.startswith(_SCC_WRITERS) else ()
         scc_uses = ("scc",) if op.startswith(_SCC_READERS) else ()

@@ -179,12 +179,14 @@ def parse_instruction(text: str, address: int | None = None, source_line: int | 
             first_mod = 0 if _looks_like_modifier(tail[0]) else 1
             parts[-1:] = [" ".join(tail[:first_mod])] if first_mod else []
             modifiers = [_parse_modifier(t) for t in tail[first_mod:]]
-    operands, neg_mask, abs_mask = [], 0, 0
+    operands, neg_mask, abs_mask, sext_mask = [], 0, 0, 0
     for i, p in enumerate(parts):
-        op, neg, absm = parse_operand(p)
+        sext = p.startswith("sext(") and p.endswith(")")           # SDWA integer source modifier
+        op, neg, absm = parse_operand(p[5:-1] if sext else p)
         operands.append(op)
         neg_mask |= neg << i
         abs_mask |= absm << i
+        sext_mask |= sext << i
     if opcode.startswith(_BRANCHES) and operands and isinstance(operands[0], Imm) and address is not None:
         simm = operands[0].value & 0xFFFF
         simm -= (simm & 0x8000) << 1
@@ -194,6 +196,8 @@ def parse_instruction(text: str, address: int | None = None, source_line: int | 
         modifiers.append(("neg", neg_mask))
     if abs_mask:
         modifiers.append(("abs", abs_mask))
+    if sext_mask:
+        modifiers.append(("sext", sext_mask))
     return Instruction(opcode, tuple(operands), tuple(modifiers), address=address, source_line=source_line)
 
 
