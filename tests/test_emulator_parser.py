@@ -159,3 +159,49 @@ def test_objdump_round_trip_matches_our_own_parse():
             else:
                 assert a == b, (d, o)
         assert d.address is not None
+
+
+SDWA_OBJDUMP = """
+0000000000001a00 <k>:
+\tv_add_u32_sdwa v0, sext(v1), v2 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_1 src1_sel:WORD_0// 000000001A00: 680004F9 04090901
+\tv_cmp_eq_u32_sdwa s[0:1], v1, v2 src0_sel:BYTE_1 src1_sel:WORD_0// 000000001A08: 7D9404F9 04018001
+\tv_cmp_lt_f32_sdwa vcc, -v1, |v2| src0_sel:WORD_1 src1_sel:DWORD// 000000001A10: 7C8204F9 26150001
+\tv_add_co_u32_sdwa v1, vcc, v2, v3 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:DWORD// 000000001A18: 320206F9 06000602
+\tv_add_f32_sdwa v1, v2, 1.0 clamp mul:2 dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:BYTE_2 src1_sel:DWORD// 000000001A20: 0203E4F9 86026402
+\tv_mov_b32_sdwa v1, s2 dst_sel:WORD_0 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_2// 000000001A28: 7E0202F9 00820402
+"""
+
+
+def test_sdwa_forms_objdump_prints():
+    add, cmp_s, cmp_vcc, carry, fadd, mov = parse_objdump(SDWA_OBJDUMP)["k"].instructions
+    assert add.opcode == "v_add_u32_sdwa" and add.operands == (Reg("v", 0), Reg("v", 1), Reg("v", 2))
+    assert add.modifiers == (("dst_sel", 1), ("dst_unused", 1), ("src0_sel", 1), ("src1_sel", 4), ("sext", 0b10))
+    assert add.render() == "v_add_u32_sdwa v0, sext(v1), v2 dst_sel:1 dst_unused:1 src0_sel:1 src1_sel:4"
+    again = parse_instruction(add.render())
+    assert (again.operands, again.modifiers) == (add.operands, add.modifiers) and add.address == 0x1A00
+    assert cmp_s.defs == (Reg("s", 0, 2),) and cmp_s.modifiers == (("src0_sel", 1), ("src1_sel", 4))
+    assert cmp_vcc.defs == (Special("vcc"),) and cmp_vcc.modifier("neg") == 0b10 and cmp_vcc.modifier("abs") == 0b100
+    assert carry.defs == (Reg("v", 1), Special("vcc"))        # the base operation's two destinations
+    assert fadd.operands[2] == Imm(1.0) and fadd.has_modifier("clamp") and fadd.modifier("mul") == 2
+    assert mov.operands[1] == Reg("s", 2) and mov.modifier("dst_unused") == 2 and mov.modifier("src0_sel") == 2
+
+
+SDWA_ROUND_TRIP = """
+v_mov_b32 v1, 0
+v_mov_b32 v2, 0
+v_add_f16_sdwa v3, -v1, |v2| dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:DWORD
+v_mul_i32_i24_sdwa v4, sext(v1), sext(v2) dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:BYTE_2 src1_sel:BYTE_3
+v_cmpx_gt_u32_sdwa s[4:5], v1, s2 src0_sel:BYTE_0 src1_sel:BYTE_3
+v_cndmask_b32_sdwa v5, v1, v2, vcc dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:WORD_1 src1_sel:BYTE_2
+s_endpgm
+"""
+
+
+@needs_llvm
+def test_sdwa_objdump_matches_our_own_parse():
+    from emulator_asm import build
+    from tensile_asm.codeobject import kernel_instructions, read_code_object
+
+    dumped = kernel_instructions(read_code_object(build(SDWA_ROUND_TRIP, vgprs=8, sgprs=16)), "k")
+    ours, _ = parse_asm(SDWA_ROUND_TRIP)
+    assert [(d.opcode, d.operands, d.modifiers) for d in dumped] == [(o.opcode, o.operands, o.modifiers) for o in ours]
