@@ -275,3 +275,74 @@ def test_refused_forms_are_errors(op, message):
     w = words(np.random.default_rng(0))
     with pytest.raises(EmulationError, match=message):
         run(op + "\nv_mov_b32 v9, v3", w)
+
+
+# -- what clang-22 emits for small bf16/f16 kernels on gfx950 (HIP without headers) ----------------------
+
+HIP = """
+typedef __bf16 bf16x2 __attribute__((ext_vector_type(2)));
+extern "C" __attribute__((global)) void cvt(const float* a, __bf16* o, _Float16* h) {
+  int i = __builtin_amdgcn_workitem_id_x();
+  o[2 * i] = (__bf16)a[2 * i];
+  o[2 * i + 1] = (__bf16)a[2 * i + 1];
+  h[2 * i] = (_Float16)a[2 * i + 130];
+  h[2 * i + 1] = (_Float16)a[2 * i + 131];
+}
+extern "C" __attribute__((global)) void dot(const bf16x2* a, const bf16x2* b, float* o) {
+  int i = __builtin_amdgcn_workitem_id_x();
+  o[i] = __builtin_amdgcn_fdot2_f32_bf16(a[i], b[i], o[i], false);
+}
+extern "C" __attribute__((global)) void mx(float* o, const float* a) {
+  int i = __builtin_amdgcn_workitem_id_x();
+  o[i] = __builtin_elementwise_maximum(__builtin_elementwise_maximum(a[i], a[i + 64]), a[i + 128]);
+}
+"""
+
+
+def hip_code_object():
+    import hashlib
+    import subprocess
+    import tempfile
+    from pathlib import Path
+    from tensile_asm.errors import ToolchainError
+    from tensile_asm.toolchain_paths import find_llvm_tool
+    try:
+        clang = find_llvm_tool("clang")
+    except ToolchainError:
+        pytest.skip("clang not installed")
+    cache = Path(tempfile.gettempdir()) / "tensile-asm-emulator-tests"
+    cache.mkdir(parents=True, exist_ok=True)
+    out = cache / f"gfx950-{hashlib.sha1(HIP.encode()).hexdigest()[:16]}.co"
+    if not out.is_file():
+        src = out.with_suffix(".hip")
+        src.write_text(HIP)
+        cmd = [clang, "-x", "hip", "-nogpuinc", "-nogpulib", "--cuda-device-only", "--no-gpu-bundle-output",
+               "--offload-arch=gfx950", "-O3", "-mcode-object-version=5", "-c", str(src), "-o", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            pytest.skip(f"{clang} cannot compile HIP for gfx950: {proc.stderr[:200]}")
+    return out
+
+
+def test_clang_gfx950_kernels():
+    em = Emulator.load(hip_code_object())
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal(258).astype(np.float32)
+    special = [0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x7FA00000, 0x807FFFFF, 0x80000000, 0x477FF000, 0x33000000]
+    a[:8] = a[130:138] = [f32(b) for b in special]
+    o, h = np.zeros(128, np.uint16), np.zeros(128, np.uint16)
+    em.launch("cvt", grid=1, block=64, args=[a, o, h])                 # v_cvt_pk_bf16_f32, v_cvt_pk_f16_f32
+    np.testing.assert_array_equal(o, [bf16_ref(int(x)) for x in a[:128].view(np.uint32)])
+    np.testing.assert_array_equal(h, [f16_ref(int(x)) for x in a[130:258].view(np.uint32)])
+
+    pa, pb = bf16_pairs(rng)[:2]
+    acc = rng.standard_normal(64).astype(np.float32)
+    out = acc.copy()
+    em.launch("dot", grid=1, block=64, args=[pa, pb, out])              # v_dot2c_f32_bf16
+    np.testing.assert_array_equal(out.view(np.uint32), lanes(dot2c_ref, acc.view(np.uint32), pa, pb))
+
+    m = np.zeros(64, np.float32)
+    src = a[:192].copy()
+    em.launch("mx", grid=1, block=64, args=[m, src])                   # v_maximum3_f32
+    np.testing.assert_array_equal(m.view(np.uint32), lanes(lambda x, y, z: minmax3_ref(False, x, y, z),
+                                                           *src.view(np.uint32).reshape(3, 64)))
