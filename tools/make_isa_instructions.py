@@ -6,8 +6,13 @@ their DPP and SDWA forms, VOP3, VOP3P, DS, MUBUF, MTBUF, MIMG, FLAT/GLOBAL/SCRAT
 let LLVM's own disassembler (``llvm-mc --disassemble --show-encoding``) name each, and keep the
 names ``llvm-mc`` also accepts as mnemonics for that arch. The encoding of each name is read back
 from the bytes LLVM decoded, so a word that decodes as something else is still listed correctly.
-The result matches the instruction tables of LLVM's llvm/docs/AMDGPU/AMDGPUAsmGFX{9,908,90a,940,950}.rst
-(generated from the same TableGen records), but for the LLVM actually installed.
+LLVM's llvm/docs/AMDGPU/AMDGPUAsmGFX{9,908,90a,940,950}.rst tables come from the same TableGen records
+(for some LLVM commit); this reads them from the LLVM actually installed, with the _e32/_e64/_dpp/_sdwa
+forms the disassembler prints. Checked when written (LLVM 22.1.8): every name of AMDGPUAsmGFX908.rst is
+listed for gfx908, the DS table of AMDGPUAsmGFX940.rst matches gfx942's, and every mnemonic in
+libLLVM's assembler table that llvm-mc accepts for an arch is listed (after removing the suffix), but for
+v_mul_lo_i32 (an assembler alias of v_mul_lo_u32) and, on gfx942/gfx950, the pre-gfx940 MFMA spellings
+(aliases of the names the disassembler prints).
 
   .venv/bin/python tools/make_isa_instructions.py [--arch gfx90a ...]
 """
@@ -136,11 +141,13 @@ def write_list(arch: str) -> int:
     found = disassembled(arch, candidate_words())
     rejected = rejected_mnemonics(arch, sorted(found))
     kept = {n: e for n, e in found.items() if n not in rejected}
+    mc = Path(find_llvm_tool("llvm-mc")).name
     header = [
         f"# Instructions of {arch} known to LLVM {llvm_mc_version()}: every opcode of every GFX9 encoding decoded by",
-        f"#   llvm-mc-22 --disassemble --show-encoding -arch=amdgcn -mcpu={arch}",
-        f"# keeping the names that llvm-mc-22 -arch=amdgcn -mcpu={arch} accepts as mnemonics ({len(rejected)} dropped).",
-        "# Same tables as LLVM's llvm/docs/AMDGPU/AMDGPUAsmGFX{9,908,90a,940,950}.rst, for the installed LLVM.",
+        f"#   {mc} --disassemble --show-encoding -arch=amdgcn -mcpu={arch}",
+        f"# keeping the names that {mc} -arch=amdgcn -mcpu={arch} accepts as mnemonics ({len(rejected)} dropped).",
+        "# LLVM's llvm/docs/AMDGPU/AMDGPUAsmGFX{9,908,90a,940,950}.rst list the same instructions (generated from the",
+        "# same TableGen records) for some LLVM commit; this list is for the LLVM installed here.",
         "# Regenerate: .venv/bin/python tools/make_isa_instructions.py; re-validate: .venv/bin/python tools/check_isa_instructions.py",
         "# name  encoding",
     ]
