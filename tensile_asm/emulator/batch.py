@@ -100,6 +100,7 @@ def _copy_pending(p: Pending) -> Pending:
     q.vm = copy.copy(p.vm)
     q.lgkm = list(p.lgkm)
     q.owner = dict(p.owner)
+    q.exp, q.locked = copy.copy(p.exp), dict(p.locked)
     return q
 
 
@@ -120,7 +121,8 @@ def can_batch(group) -> bool:
 
 def _same_pending(p: Pending, q: Pending) -> bool:
     return ([id(e.inst) for e in p.vm] == [id(e.inst) for e in q.vm] and
-            [id(e.inst) for e in p.lgkm] == [id(e.inst) for e in q.lgkm])
+            [id(e.inst) for e in p.lgkm] == [id(e.inst) for e in q.lgkm] and
+            [id(e.inst) for e in p.exp] == [id(e.inst) for e in q.exp])
 
 
 def merge_pending(group) -> None:

@@ -382,8 +382,9 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
                      and not getattr(fn, "lane_bound", False))
         ops.append(Op(fn, tuple(dict.fromkeys(srcs)), dkeys, ins, index, batchable))
     if strict:
-        from tensile_asm.emulator import hazard_check
+        from tensile_asm.emulator import expcnt, hazard_check
         hazard_check.attach(ops, arch)
+        expcnt.attach(ops)
     return ops
 
 

@@ -344,9 +344,9 @@ def _barrier(ins, cx):
 def _waitcnt(ins, cx):
     if not cx.strict:
         return lambda w: None
-    vm, lgkm = ins.modifier("vmcnt"), ins.modifier("lgkmcnt")
+    vm, lgkm, exp = ins.modifier("vmcnt"), ins.modifier("lgkmcnt"), ins.modifier("expcnt")
     wait = strict_mode.wait
-    return lambda w: wait(w, vm, lgkm)
+    return lambda w: wait(w, vm, lgkm, exp)
 
 
 _BRANCH_COND = {

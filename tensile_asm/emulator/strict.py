@@ -8,6 +8,11 @@ completed first, N LDS operations may still be in flight) and every SMEM load on
 
 Values are written eagerly when an operation issues; its destination registers are PENDING until a
 sufficient ``s_waitcnt`` retires it, and reading a PENDING register is an error.
+
+GDS operations (gfx908 and older) count in lgkmcnt like LDS ones, in order among themselves (kind
+'gds'; mixed with LDS operations, each kind retires in its own order). They also count in expcnt:
+their address and data VGPRs stay locked until ``s_waitcnt expcnt(N)`` retires them, in order
+(expcnt.py checks the writes).
 """
 
 from __future__ import annotations
@@ -24,17 +29,19 @@ class Outstanding:
     __slots__ = ("inst", "keys", "kind", "lds_parts")
 
     def __init__(self, inst, keys, kind, lds_parts=None):
-        self.inst, self.keys, self.kind = inst, keys, kind     # kind: 'vm', 'lds', 'smem'
+        self.inst, self.keys, self.kind = inst, keys, kind     # kind: 'vm', 'lds', 'gds', 'smem', 'exp'
         self.lds_parts = lds_parts     # LDS writes: ((wave index, dwords), ...), for the race checker
 
 
 class Pending:
-    __slots__ = ("vm", "lgkm", "owner")
+    __slots__ = ("vm", "lgkm", "owner", "exp", "locked")
 
     def __init__(self):
         self.vm: deque = deque()
         self.lgkm: list = []
         self.owner: dict = {}        # register key -> the Outstanding that will write it
+        self.exp: deque = deque()    # expcnt: GDS operations whose source VGPRs are still locked
+        self.locked: dict = {}       # register key -> the newest entry of ``exp`` that locks it
 
 
 def issue(w, inst, keys, kind, lds_index=None) -> None:
@@ -56,7 +63,7 @@ def _retire(w, entry) -> None:
             st[k] = READY
 
 
-def wait(w, vmcnt, lgkmcnt) -> None:
+def wait(w, vmcnt, lgkmcnt, expcnt=None) -> None:
     """Apply ``s_waitcnt`` (None: that counter is not waited for)."""
     p = w.pending
     if vmcnt is not None:
@@ -68,13 +75,33 @@ def wait(w, vmcnt, lgkmcnt) -> None:
                 _retire(w, e)
             p.lgkm.clear()
         else:
-            lds = [e for e in p.lgkm if e.kind == "lds"]
-            excess = len(lds) - lgkmcnt
-            if excess > 0:
-                done = set(map(id, lds[:excess]))
-                for e in lds[:excess]:
+            done = set()
+            for kind in IN_ORDER_LGKM:
+                same = [e for e in p.lgkm if e.kind == kind]
+                for e in same[:max(0, len(same) - lgkmcnt)]:
                     _retire(w, e)
+                    done.add(id(e))
+            if done:
                 p.lgkm = [e for e in p.lgkm if id(e) not in done]
+    if expcnt is not None:
+        while len(p.exp) > expcnt:
+            e = p.exp.popleft()
+            for k in e.keys:
+                if p.locked.get(k) is e:
+                    del p.locked[k]
+
+
+# lgkmcnt operations that retire in issue order among their own kind ('smem' ones do not).
+IN_ORDER_LGKM = ("lds", "gds")
+
+
+def lock(w, inst, keys) -> None:
+    """A GDS operation issued: its source VGPRs ``keys`` are locked until expcnt retires it."""
+    p = w.pending
+    entry = Outstanding(inst, keys, "exp")
+    p.exp.append(entry)
+    for k in keys:
+        p.locked[k] = entry
 
 
 def overwrite(w, keys) -> None:
@@ -113,9 +140,9 @@ def read_error(w, op, key) -> Fault:
     if entry.kind == "vm":
         newer = len(w.pending.vm) - 1 - list(w.pending.vm).index(entry)
         need = f"s_waitcnt vmcnt({newer})"
-    elif entry.kind == "lds":
-        lds = [e for e in w.pending.lgkm if e.kind == "lds"]
-        need = f"s_waitcnt lgkmcnt({len(lds) - 1 - lds.index(entry)})"
+    elif entry.kind in IN_ORDER_LGKM:
+        same = [e for e in w.pending.lgkm if e.kind == entry.kind]
+        need = f"s_waitcnt lgkmcnt({len(same) - 1 - same.index(entry)})"
     else:
         need = "s_waitcnt lgkmcnt(0) (scalar loads return out of order)"
     return Fault(f"strict: reads {reg} while the load that writes it is still in flight: "
