@@ -86,3 +86,14 @@ def test_fixture_inventory():
         assert co.is_file(), f"{p.name} names {co.name}, which is missing"
         total += co.stat().st_size + p.stat().st_size
     assert total < 400_000
+
+
+def test_sdwa_fixture_is_sdwa_code():
+    """hip_bytes_sdwa is there for the SDWA LLVM emits for 8-bit integer and fp16 code: byte/word
+    source selection with sext, results written into a word, an SGPR source."""
+    from tensile_asm.codeobject import kernel_instructions, read_code_object
+
+    found = kernel_instructions(read_code_object(FIXTURES / "hip_bytes_sdwa.co"), "bytes_sdwa")
+    sdwa = [i for i in found if i.opcode.endswith("_sdwa")]
+    assert {"v_mul_i32_i24_sdwa", "v_or_b32_sdwa", "v_add_f16_sdwa", "v_mul_f16_sdwa"} <= {i.opcode for i in sdwa}
+    assert any(i.has_modifier("sext") for i in sdwa) and any(i.modifier("dst_sel") == 5 for i in sdwa)

@@ -97,6 +97,18 @@ HIP = {
         checks=[check("scan", "np.cumsum(x.astype(np.float64).reshape(-1, 64), 1).ravel()", 1e-5, 1e-5),
                 check("quad_rev", "x.reshape(-1, 4)[:, ::-1].ravel()", 0, 0),
                 check("mirror", "x.reshape(-1, 16)[:, ::-1].ravel()", 0, 0)]),
+    "hip_bytes_sdwa": dict(
+        grid=[2, 1, 1], block=[128, 1, 1],
+        args=[arr("a", "uint8", [200, 4], init="randint", lo=0, hi=255),
+              arr("b", "int8", [200, 4], init="randint", lo=-128, hi=127), out("dot", "int32", [200]),
+              out("pack", "uint8", [200, 4]), arr("x", "float16", [200, 2], lo=-4, hi=4), out("hs", "float16", [200]),
+              out("fs", "float32", [200]), scalar("n", "int32", 200)],
+        checks=[check("dot", "b[:, 0].astype(np.int64) * a[:, 1] + b[:, 1].astype(np.int64) * a[:, 0]"
+                             " - b[:, 2].astype(np.int64) * b[:, 3] + (b[:, 3].astype(np.int64) >> 1)", 0, 0),
+                check("pack", "np.stack([a[:, 0] | a[:, 1], a[:, 3], a[:, 2] ^ a[:, 0], b[:, 1].view(np.uint8)], 1)",
+                      0, 0),
+                check("hs", "(x[:, 1].astype(np.float64) + x[:, 0]).astype(np.float16)", 0, 0),
+                check("fs", "(x[:, 1].astype(np.float64) * 3).astype(np.float16).astype(np.float32)", 0, 0)]),
 }
 
 
