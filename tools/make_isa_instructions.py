@@ -9,7 +9,9 @@ from the bytes LLVM decoded, so a word that decodes as something else is still l
 LLVM's llvm/docs/AMDGPU/AMDGPUAsmGFX{9,908,90a,940,950}.rst tables come from the same TableGen records
 (for some LLVM commit); this reads them from the LLVM actually installed, with the _e32/_e64/_dpp/_sdwa
 forms the disassembler prints. Checked when written (LLVM 22.1.8): every name of AMDGPUAsmGFX908.rst is
-listed for gfx908, the DS table of AMDGPUAsmGFX940.rst matches gfx942's, and every mnemonic in
+listed for gfx908; the rows read of AMDGPUAsmGFX940.rst (DS, ds_add_f32 .. ds_read_u8_d16),
+AMDGPUAsmGFX90a.rst (VOP2, v_add_co_u32_sdwa .. v_lshlrev_b16_sdwa, with their _dpp/_sdwa forms) and
+AMDGPUAsmGFX950.rst (VOP3P, v_pk_minimum3_f16 .. v_smfmac_i32_16x16x64_i8) match exactly; every mnemonic in
 libLLVM's assembler table that llvm-mc accepts for an arch is listed (after removing the suffix), but for
 v_mul_lo_i32 (an assembler alias of v_mul_lo_u32) and, on gfx942/gfx950, the pre-gfx940 MFMA spellings
 (aliases of the names the disassembler prints).
