@@ -91,7 +91,7 @@ def sx(reg, on):
     return f"sext({reg})" if on else reg
 
 
-def run_cases(cases, inputs, arch="gfx90a", prologue=""):
+def run_cases(cases, inputs, arch="gfx90a", prologue="", lockstep=True):
     """Each case: (asm with {d} for its result register, reference(r) with r[2..6] the inputs)."""
     body = [HEAD, prologue]
     for j, (text, _) in enumerate(cases):
@@ -102,7 +102,7 @@ def run_cases(cases, inputs, arch="gfx90a", prologue=""):
     body.append("s_endpgm")
     co = build("\n".join(body), args=(("in", 8), ("out", 8)), vgprs=8 + len(cases), sgprs=24, arch=arch)
     out = np.full((len(cases), N), 0xDEADBEEF, np.uint32)
-    Emulator.load(co).launch("k", grid=1, block=N, args=[inputs.copy(), out])
+    Emulator.load(co).launch("k", grid=1, block=N, args=[inputs.copy(), out], lockstep=lockstep)
     regs = [None, None] + [inputs[k] for k in range(5)]
     for j, (text, ref) in enumerate(cases):
         np.testing.assert_array_equal(out[j], np.asarray(ref(regs), np.uint32), err_msg=text)
@@ -124,7 +124,7 @@ def int_source_cases():
 
 
 @needs_llvm
-@pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx908"])
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx942", "gfx908", "gfx950"])
 def test_every_source_selector_with_and_without_sext(arch):
     run_cases(int_source_cases(), random_words(1), arch)
 
@@ -176,7 +176,7 @@ def dst_cases():
 @needs_llvm
 @pytest.mark.parametrize("arch", ["gfx90a", "gfx942"])
 def test_every_dst_sel_with_every_dst_unused(arch):
-    run_cases(dst_cases(), random_words(2), arch)
+    run_cases(dst_cases(), random_words(2), arch, lockstep=arch == "gfx90a")      # batched and wave by wave
 
 
 def float_inputs(seed):
@@ -207,6 +207,10 @@ def float_cases():
          lambda r: put(bits16(hi(r[2]) + 1.0), r[5], "WORD_1", "UNUSED_PRESERVE")),
         ("v_mul_f16_sdwa {d}, -2.0, v3 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:WORD_1",
          lambda r: bits16(-2.0 * hi(r[3]))),
+        ("v_mul_f16_sdwa {d}, v2, 64 dst_sel:WORD_0 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:BYTE_0",
+         lambda r: put(bits16(hi(r[2]) * f16(0x40)), r[5], "WORD_0", "UNUSED_PRESERVE")),
+        ("v_add_f16_sdwa {d}, 0.15915494, v3 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:WORD_0 src1_sel:WORD_1",
+         lambda r: put(bits16(f16(0x3118) + hi(r[3])), 0, "WORD_1", "UNUSED_PAD")),          # fp16 1/(2*pi)
         ("v_cvt_f32_f16_sdwa {d}, -v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1",
          lambda r: bits32(-hi(r[2]))),
         ("v_cvt_f16_f32_sdwa {d}, |v4| dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD",

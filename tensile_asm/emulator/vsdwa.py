@@ -75,6 +75,25 @@ def place(result, old, sel: int, unused: int):
     return out.astype(U32)
 
 
+def _f16_constant_bits(op: Imm) -> int:
+    """A float inline constant as a 16-bit float operand sees it: its fp16 encoding (1.0 is 0x3c00)."""
+    if op.value not in INLINE_FLOATS and op.value != _INV_2PI:
+        raise Unsupported(f"float constant {op.value} for a 16-bit operand")
+    return int(np.float16(op.value).view(np.uint16))
+
+
+def _selected_constant(op: Imm, sel: int, sext: bool, f16_operand: bool) -> Imm:
+    """An inline-constant source with its selection applied. What a 16-bit float operation reads from
+    a byte or the high word of a float constant is not documented: refused."""
+    if sel == DWORD and not sext:
+        return op
+    if isinstance(op.value, float) and f16_operand:
+        if sel != 4 or sext:
+            raise Unsupported(f"a float inline constant selected with src_sel:{sel} by a 16-bit operation")
+        return op                  # WORD_0 of the fp16 encoding is the encoding
+    return Imm(select(op.bits, sel, sext))
+
+
 def _f16_source(opcode: str) -> bool:
     """Whether the operation reads its sources as fp16 (``v_<op>_f16``, ``v_cvt_<to>_f16``)."""
     return opcode.endswith("_f16")
@@ -100,17 +119,13 @@ class _SdwaCompiler(Compiler):
         return self._sources.get(id(op))
 
     def vread(self, op):
+        if isinstance(op, Imm) and isinstance(op.value, float) and self._f16_constants:
+            bits = _f16_constant_bits(op)
+            return lambda w: bits
         mine = self._selection(op)
         if mine is None:
             return super().vread(op)
         sel, sext = mine
-        if isinstance(op, Imm) and isinstance(op.value, float) and self._f16_constants:
-            if sel not in (DWORD, 4):
-                raise Unsupported(f"a float inline constant selected with src_sel:{sel} by a 16-bit operation")
-            if op.value not in INLINE_FLOATS and op.value != _INV_2PI:
-                raise Unsupported(f"float constant {op.value} for a 16-bit operand")
-            bits = int(np.float16(op.value).view(np.uint16))   # 16-bit operands see fp16 inline constants
-            return lambda w: bits
         rd = super().vread(op)
         if FIELDS[sel][1] == 32:
             return rd
@@ -184,10 +199,11 @@ def _sdwa_builder(ins, cx):
     base_mods = tuple((m, v) for m, v in ins.modifiers if m not in _SDWA_MODIFIERS)
     base_ins = dataclasses.replace(ins, opcode=base_name, modifiers=base_mods, _info=None)
     num_defs = base_ins.info.num_defs
-    srcs = base_ins.operands[num_defs:]
+    srcs = list(base_ins.operands[num_defs:])
     if any(not (isinstance(o, Special) and o.name == "vcc") for o in srcs[2:]):
         raise Unsupported("SDWA takes at most two sources (and VCC)")
     sext_mask = ins.modifier("sext", 0) or 0
+    f16_constants = _f16_source(base_name)
     sources = {}
     for k, op in enumerate(srcs[:2]):
         if not isinstance(op, (Reg, Imm, Special)) or (isinstance(op, Reg) and op.count != 1):
@@ -195,9 +211,13 @@ def _sdwa_builder(ins, cx):
         sel = ins.modifier(f"src{k}_sel", DWORD)
         if sel not in FIELDS:
             raise Unsupported(f"src{k}_sel:{sel}")
-        setting = (sel, bool(sext_mask >> (num_defs + k) & 1))
-        if sources.setdefault(id(op), setting) != setting:
+        sext = bool(sext_mask >> (num_defs + k) & 1)
+        if isinstance(op, Imm):
+            srcs[k] = _selected_constant(op, sel, sext, f16_constants)   # some handlers read constants themselves
+            continue
+        if sources.setdefault(id(op), (sel, sext)) != (sel, sext):
             raise Unsupported("one operand object read with two selections")
+    base_ins.operands = base_ins.operands[:num_defs] + tuple(srcs)
     vopc = base_ins.info.family == "VOPC"
     dst = None if vopc else base_ins.operands[0]
     dst_sel = ins.modifier("dst_sel", DWORD)
@@ -206,10 +226,11 @@ def _sdwa_builder(ins, cx):
         raise Unsupported(f"dst_sel:{dst_sel} dst_unused:{unused}")
     if vopc and (ins.has_modifier("dst_sel") or ins.has_modifier("dst_unused")):
         raise Unsupported("dst_sel/dst_unused on a VOPC")
-    sub = _SdwaCompiler(cx, sources, dst, dst_sel, unused, _f16_source(base_name))
+    sub = _SdwaCompiler(cx, sources, dst, dst_sel, unused, f16_constants)
     run = builder(base_ins, sub)
     output_mods = [m for m, _ in base_mods if m in _OUTPUT_MODIFIERS]
-    if output_mods and not vopc and not sub.float_post_used and not (base_name in _CLAMPED_F16 and output_mods == ["clamp"]):
+    applied = sub.float_post_used or (base_name in _CLAMPED_F16 and output_mods == ["clamp"])
+    if output_mods and not applied:
         raise Unsupported(f"{' '.join(output_mods)} on {base_name} (its handler does not apply them)")
     float_mods = (ins.modifier("neg", 0) or 0) | (ins.modifier("abs", 0) or 0)
     ignored = [i for i in range(len(ins.operands)) if float_mods >> i & 1 and i not in sub.modified_sources]
