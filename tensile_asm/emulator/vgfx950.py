@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensile_asm.emulator import mfma_f8f6f4  # noqa: F401  (registers the gfx950 f8f6f4 MFMA)
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.program import Unsupported, handles, reg_keys
 from tensile_asm.isa.registers import Reg
