@@ -176,7 +176,8 @@ def test_sdwa_forms_objdump_prints():
     add, cmp_s, cmp_vcc, carry, fadd, mov = parse_objdump(SDWA_OBJDUMP)["k"].instructions
     assert add.opcode == "v_add_u32_sdwa" and add.operands == (Reg("v", 0), Reg("v", 1), Reg("v", 2))
     assert add.modifiers == (("dst_sel", 1), ("dst_unused", 1), ("src0_sel", 1), ("src1_sel", 4), ("sext", 0b10))
-    assert add.render() == "v_add_u32_sdwa v0, sext(v1), v2 dst_sel:1 dst_unused:1 src0_sel:1 src1_sel:4"
+    assert add.render() == ("v_add_u32_sdwa v0, sext(v1), v2 dst_sel:BYTE_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_1 "
+                            "src1_sel:WORD_0")                                 # as LLVM prints it
     again = parse_instruction(add.render())
     assert (again.operands, again.modifiers) == (add.operands, add.modifiers) and add.address == 0x1A00
     assert cmp_s.defs == (Reg("s", 0, 2),) and cmp_s.modifiers == (("src0_sel", 1), ("src1_sel", 4))

@@ -27,12 +27,16 @@ import dataclasses
 import numpy as np
 
 from tensile_asm.emulator.program import HANDLERS, M32, Compiler, Unsupported, _float_post, _flush, handles, reg_keys
+from tensile_asm.isa.instruction import SDWA_SELECTORS, SDWA_UNUSED
 from tensile_asm.isa.registers import INLINE_FLOATS, Imm, Reg, Special
 
 U32, F16, F32 = np.uint32, np.float16, np.float32
-DWORD, UNUSED_PAD, UNUSED_SEXT, UNUSED_PRESERVE = 6, 0, 1, 2
-# selector value -> (shift, width) of the field: BYTE_0..3, WORD_0, WORD_1, DWORD
-FIELDS = {0: (0, 8), 1: (8, 8), 2: (16, 8), 3: (24, 8), 4: (0, 16), 5: (16, 16), 6: (0, 32)}
+WORD_0, DWORD = SDWA_SELECTORS.index("WORD_0"), SDWA_SELECTORS.index("DWORD")
+UNUSED_PAD, UNUSED_SEXT, UNUSED_PRESERVE = (SDWA_UNUSED.index(n) for n in SDWA_UNUSED)
+# selector value -> (shift, width) of its field
+FIELDS = {SDWA_SELECTORS.index(name): field for name, field in {
+    "BYTE_0": (0, 8), "BYTE_1": (8, 8), "BYTE_2": (16, 8), "BYTE_3": (24, 8), "WORD_0": (0, 16), "WORD_1": (16, 16),
+    "DWORD": (0, 32)}.items()}
 _SDWA_MODIFIERS = ("dst_sel", "dst_unused", "src0_sel", "src1_sel", "sext")
 _OUTPUT_MODIFIERS = ("clamp", "mul", "div")
 _INV_2PI = 0.15915494
@@ -88,7 +92,7 @@ def _selected_constant(op: Imm, sel: int, sext: bool, f16_operand: bool) -> Imm:
     if sel == DWORD and not sext:
         return op
     if isinstance(op.value, float) and f16_operand:
-        if sel != 4 or sext:
+        if sel != WORD_0 or sext:
             raise Unsupported(f"a float inline constant selected with src_sel:{sel} by a 16-bit operation")
         return op                  # WORD_0 of the fp16 encoding is the encoding
     return Imm(select(op.bits, sel, sext))

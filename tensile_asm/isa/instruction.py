@@ -20,6 +20,12 @@ OPERAND_MASK_MODIFIERS = ("neg", "abs", "sext")      # sext: SDWA integer source
 
 WAITCNT_COUNTERS = ("vmcnt", "expcnt", "lgkmcnt")
 
+# SDWA modifier values (their encodings are the indices), rendered by name as LLVM prints them.
+SDWA_SELECTORS = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")
+SDWA_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
+_NAMED_VALUES = {"dst_sel": SDWA_SELECTORS, "src0_sel": SDWA_SELECTORS, "src1_sel": SDWA_SELECTORS,
+                 "dst_unused": SDWA_UNUSED}
+
 
 @dataclass
 class Instruction:
@@ -75,7 +81,7 @@ class Instruction:
                     t = f"sext({t})"
                 texts.append(t)
             ops = ", ".join(texts)
-            mods = " ".join(n if v is None else f"{n}:{v}" for n, v in self.modifiers
+            mods = " ".join(n if v is None else f"{n}:{_value_text(n, v)}" for n, v in self.modifiers
                             if n not in OPERAND_MASK_MODIFIERS)
             text = " ".join(p for p in (self.opcode, ops, mods) if p)
         if self.comment:
@@ -84,6 +90,11 @@ class Instruction:
 
     def __str__(self) -> str:
         return self.render()
+
+
+def _value_text(name: str, value: int) -> str:
+    names = _NAMED_VALUES.get(name)
+    return names[value] if names and 0 <= value < len(names) else str(value)
 
 
 def _render_operand(o, assignment) -> str:

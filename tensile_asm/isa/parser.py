@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tensile_asm.isa.instruction import Instruction
+from tensile_asm.isa.instruction import SDWA_SELECTORS, SDWA_UNUSED, Instruction
 from tensile_asm.isa.opcodes import strip_encoding_suffix
 from tensile_asm.isa.registers import SPECIAL_WIDTH, Imm, Label, Reg, Special
 
@@ -41,8 +41,7 @@ FLAGS = frozenset({"offen", "idxen", "addr64", "glc", "slc", "dlc", "lds", "gds"
                    "row_half_mirror", "row_bcast:15", "row_bcast:31", "wave_shl:1", "wave_rol:1",
                    "wave_shr:1", "wave_ror:1", "bound_ctrl:0", "fi:1"})
 # SDWA selector names as small integers (the encoding's values).
-_SELECTORS = {"BYTE_0": 0, "BYTE_1": 1, "BYTE_2": 2, "BYTE_3": 3, "WORD_0": 4, "WORD_1": 5, "DWORD": 6,
-              "UNUSED_PAD": 0, "UNUSED_SEXT": 1, "UNUSED_PRESERVE": 2}
+_SELECTORS = {name: i for names in (SDWA_SELECTORS, SDWA_UNUSED) for i, name in enumerate(names)}
 _BRANCHES = ("s_branch", "s_cbranch_")
 
 # gfx9 s_waitcnt simm16 layout and the counter maxima (a counter at its maximum does not wait).
