@@ -1,82 +1,98 @@
-"""16-bit (non-packed) fp16 VALU: ``v_add/sub/subrev/mul/max/min_f16`` (VOP2 or VOP3) and
-``v_fma_f16``/``v_mad_f16`` (VOP3), with the VOP3 ``op_sel`` of gfx9 (bit i < n: source i reads its
-high half; bit 3: the result goes to the destination's high half) and abs/neg source modifiers.
+"""16-bit (non-packed) fp16 VALU: ``v_add/sub/subrev/mul/max/min_f16`` (VOP2 or VOP3), and the VOP3
+``v_fma_f16``, ``v_mad_f16``, ``v_div_fixup_f16``, ``v_min3/max3/med3_f16`` with gfx9's ``op_sel``
+(half16.py), and their ``_legacy`` forms (``v_mad_legacy_f16``, ``v_fma_legacy_f16``,
+``v_div_fixup_legacy_f16``), with abs/neg source modifiers and clamp.
 
-High 16 bits of the destination (gfx9, as LLVM's ``GCNSubtarget::zeroesHigh16BitsOfDest``
-describes it): the VOP1/VOP2-style operations write 0 there, while ``v_fma_f16``/``v_mad_f16``
-keep the destination's other half; with ``op_sel`` bit 3 the result goes to the high half and the
-low half is kept. Kept halves are reads of the destination (strict mode checks them).
+High 16 bits of the destination on gfx9 (CDNA3/CDNA4 ISA, VOP3A notes of V_MAD_F16, V_FMA_F16,
+V_DIV_FIXUP_F16, V_MAD_LEGACY_F16; LLVM ``GCNSubtarget::zeroesHigh16BitsOfDest``): the VOP1/VOP2-style
+operations and the ``_legacy`` forms write 0 there; ``v_fma_f16``/``v_mad_f16``/``v_div_fixup_f16``
+keep the other half, and with ``op_sel`` bit 3 every form writes the high half and keeps the low
+one. ``v_min3/max3/med3_f16`` are taken to keep it too, like the other gfx9 ``op_sel`` operations
+(the ISA text says nothing; LLVM does not list them as zeroing).
 
-Results are computed in fp64 (exact for a product of two fp16 plus an fp16, so ``v_fma_f16`` rounds
-once) and rounded to fp16; ``v_mad_f16`` rounds the product to fp16 first. Denormals are kept.
+Rounding: results are computed in fp64 and rounded once to fp16. For ``v_fma_f16`` this is the
+single rounding of a fused multiply-add: the product of two fp16 values is exact in fp64, and the fp64
+sum is either exact (the terms lie within 53 bits of each other), or the smaller term lies below half
+an fp16 ulp of the larger so neither rounding can cross an fp16 rounding boundary, or it overflows fp16
+anyway. ``v_mad_f16`` rounds the product to fp16 first and flushes fp16 denormals (ISA: "denormals are
+flushed"); the other operations keep denormals. ``v_med3_f16`` with a NaN source is ``v_min3_f16``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
-from tensile_asm.isa.registers import Reg
+from tensile_asm.emulator.half16 import allow_modifiers, f16_bits, f16_source, half_dest, op_sel
+from tensile_asm.emulator.program import Unsupported, handles
 
 F16, F64, U32 = np.float16, np.float64, np.uint32
+_TINY16 = 2.0 ** -14          # smallest normal fp16
+_NEG_NAN = np.copysign(np.nan, -1.0)
+
+
+def _flush16(x):
+    x = np.asarray(x, F64)
+    return np.where(np.abs(x) < _TINY16, np.copysign(0.0, x), x)
+
+
+def _mad(a, b, c):
+    a, b, c = _flush16(a), _flush16(b), _flush16(c)
+    return _flush16(np.asarray((a * b).astype(F16), F64) + c)
+
+
+def _med3(a, b, c):
+    mx = np.fmax(np.fmax(a, b), c)
+    med = np.where(mx == a, np.fmax(b, c), np.where(mx == b, np.fmax(a, c), np.fmax(a, b)))
+    nan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+    return np.where(nan, np.fmin(np.fmin(a, b), c), med)
+
+
+def div_fixup_f16(q, den, num):
+    """V_DIV_FIXUP_F16 (ISA pseudo-code): the quotient ``q`` with division's special cases applied."""
+    q, den, num = (np.asarray(x, F64) for x in (q, den, num))
+    sign = np.signbit(den) ^ np.signbit(num)
+    out = np.where(sign, -np.abs(q), np.abs(q))
+    out = np.where(np.isinf(den) | (num == 0), np.where(sign, -0.0, 0.0), out)
+    out = np.where((den == 0) | np.isinf(num), np.where(sign, -np.inf, np.inf), out)
+    out = np.where(((den == 0) & (num == 0)) | (np.isinf(den) & np.isinf(num)), _NEG_NAN, out)   # 0xfe00
+    out = np.where(np.isnan(den), den, out)
+    return np.where(np.isnan(num), num, out)
+
 
 _BINARY = {"v_add_f16": lambda a, b: a + b, "v_sub_f16": lambda a, b: a - b,
            "v_subrev_f16": lambda a, b: b - a, "v_mul_f16": lambda a, b: a * b,
            "v_max_f16": np.fmax, "v_min_f16": np.fmin}
-_TERNARY = {"v_fma_f16": lambda a, b, c: a * b + c,
-            "v_mad_f16": lambda a, b, c: (a * b).astype(F16).astype(F64) + c}
-_PRESERVES_HIGH = frozenset(_TERNARY)
+_TERNARY = {"v_fma_f16": lambda a, b, c: a * b + c, "v_mad_f16": _mad, "v_div_fixup_f16": div_fixup_f16,
+            "v_min3_f16": lambda a, b, c: np.fmin(np.fmin(a, b), c),
+            "v_max3_f16": lambda a, b, c: np.fmax(np.fmax(a, b), c), "v_med3_f16": _med3}
+_LEGACY = {"v_mad_legacy_f16": _mad, "v_fma_legacy_f16": _TERNARY["v_fma_f16"],
+           "v_div_fixup_legacy_f16": div_fixup_f16}
+_NAN_BITS = U32(0x0200)       # fp16 quiet bit: NaN results leave as quiet NaNs
 
 
-def _src(cx, ins, index, high):
-    rd = cx.vread(ins.operands[index])
-    neg, absm = cx.src_mod(ins, index)
-    shift = U32(16 if high else 0)
-
-    def get(w):
-        x = (np.asarray(rd(w), U32) >> shift) & U32(0xFFFF)
-        v = x.astype(np.uint16).view(F16).astype(F64)
-        if absm:
-            v = np.abs(v)
-        return -v if neg else v
-    return get
-
-
-def _bits(x):
-    return np.asarray(x).astype(F16).view(np.uint16).astype(U32)
-
-
-@handles(*_BINARY, *_TERNARY)
+@handles(*_BINARY, *_TERNARY, *_LEGACY)
 def _f16(ins, cx):
-    n = 3 if ins.opcode in _TERNARY else 2
-    fn = _TERNARY.get(ins.opcode) or _BINARY[ins.opcode]
-    for m, _ in ins.modifiers:
-        if m not in ("op_sel", "neg", "abs", "clamp"):
-            raise Unsupported(f"modifier {m} on {ins.opcode}")
-    dst = ins.operands[0]
-    if not (isinstance(dst, Reg) and dst.kind == "v"):
-        raise Unsupported(f"destination {dst}")
-    op_sel = ins.modifier("op_sel", 0) or 0
-    srcs = [_src(cx, ins, i + 1, bool(op_sel >> i & 1)) for i in range(n)]
+    name = ins.opcode
+    fn = _BINARY.get(name) or _TERNARY.get(name) or _LEGACY[name]
+    n = 2 if name in _BINARY else 3
+    allow_modifiers(ins, ("op_sel", "neg", "abs", "clamp"))
+    sel = op_sel(ins)
+    if name in _BINARY and sel:
+        raise Unsupported(f"op_sel on {name} (gfx9 has none for VOP2-style 16-bit operations)")
+    srcs = [f16_source(cx, ins, i + 1, bool(sel >> i & 1)) for i in range(n)]
+    to_high = bool(sel >> n & 1)
+    write, extra = half_dest(cx, ins, to_high, keep_other=to_high or name in _TERNARY)
     clamp = ins.has_modifier("clamp")
-    d = dst.index
-    to_high = bool(op_sel >> 3 & 1)
-    keep = to_high or ins.opcode in _PRESERVES_HIGH
-    keep_mask = U32(0x0000FFFF if to_high else 0xFFFF0000)
-    shift = U32(16 if to_high else 0)
-    wr = cx.vwrite(dst)
 
     def run(w):
-        r = fn(*(s(w) for s in srcs))
+        with np.errstate(invalid="ignore", over="ignore"):
+            r = fn(*(s(w) for s in srcs))
         if clamp:
             r = np.clip(r, 0.0, 1.0)
-        bits = np.broadcast_to(_bits(r) << shift, (w.lanes,))
-        if keep:
-            bits = bits | (w.v[d] & keep_mask)
-        wr(w, bits)
-    if keep:
-        run.extra_srcs = reg_keys(dst)
+        bits = f16_bits(r)
+        write(w, np.where(np.isnan(r), bits | _NAN_BITS, bits))
+    run.extra_srcs = extra
     return run
 
 
-__all__: list = []
+__all__ = ["div_fixup_f16"]

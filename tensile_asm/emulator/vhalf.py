@@ -1,19 +1,22 @@
 """fp64 and fp16/bf16 VALU for DGEMM/HGEMM/BF16 kernels: ``v_fma_f64``/``v_fmac_f64``/``v_add_f64``/
 ``v_mul_f64``, packed fp16 (``v_pk_fma_f16``/``v_pk_add_f16``/``v_pk_mul_f16`` with op_sel/op_sel_hi/
-neg_lo/neg_hi), mixed precision (``v_fma_mix_f32``/``v_mad_mix_f32``, ``v_dot2_f32_f16``), and the
-bit shuffles used for bf16 (``v_pack_b32_f16``, ``v_perm_b32``).
+neg_lo/neg_hi), mixed precision (``v_fma_mix_f32``/``v_fma_mixlo_f16``/``v_fma_mixhi_f16`` and gfx900's
+``v_mad_mix*``, ``v_dot2_f32_f16``), and the bit shuffles used for bf16 (``v_pack_b32_f16``,
+``v_perm_b32``).
 
 Rounding: fp64 FMA is computed as fp64 a*b+c (numpy has no fused fp64 FMA; the product is rounded
 before the add, which can differ from the hardware in the last bit when the product is inexact).
-fp16 results are computed in fp64 (exact for a product of two fp16 plus an fp16) and rounded once.
-``v_fma_mix_f32`` uses the single-rounding fp32 FMA of vfloat.py; ``v_dot2_f32_f16`` sums in fp64
-and rounds once. Denormals are kept (the fp16/fp64 denormal mode is not read).
+Packed fp16 results are computed in fp64 and rounded once (see vf16.py for why that is the fused
+result). ``v_fma_mix*`` use the single-rounding fp32 FMA of vfloat.py, ``v_mad_mix*`` round the
+product to fp32 first; ``v_dot2_f32_f16`` sums in fp64 and rounds once. fp16/fp64 denormals are kept
+(the fp16/fp64 denormal mode is not read).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from tensile_asm.emulator.half16 import allow_modifiers, f16_bits, f16_of, half_bits, half_dest, op_sel
 from tensile_asm.emulator.program import Unsupported, handles
 from tensile_asm.emulator.vfloat import fma_f32
 from tensile_asm.isa.registers import Reg
@@ -103,26 +106,59 @@ def _pk_f16(ins, cx):
     return run
 
 
-@handles("v_fma_mix_f32", "v_mad_mix_f32")
-def _fma_mix(ins, cx):
-    """Source i is fp16 when op_sel_hi bit i is set (its high half when op_sel bit i is), else fp32."""
-    op_sel, op_sel_hi = ins.modifier("op_sel", 0) or 0, ins.modifier("op_sel_hi", 0) or 0
+_MIX = ("v_fma_mix_f32", "v_mad_mix_f32", "v_fma_mixlo_f16", "v_fma_mixhi_f16", "v_mad_mixlo_f16",
+        "v_mad_mixhi_f16")
+
+
+def _mix_sources(ins, cx):
+    """Source i is fp16 when op_sel_hi bit i is set (its high half when op_sel bit i is), else fp32;
+    abs/neg apply after the conversion (ISA V_MAD_MIX_F32: NEG_HI acts as abs for MIX opcodes)."""
+    sel, sel_hi = op_sel(ins), ins.modifier("op_sel_hi", 0) or 0
     srcs = []
     for i in range(3):
         neg, absm = cx.src_mod(ins, i + 1)
-        if op_sel_hi >> i & 1:
-            h = _half(cx, ins.operands[i + 1], bool(op_sel >> i & 1), False)
-            f = (lambda h: lambda w: np.asarray(h(w)).astype(F32))(h)
+        if sel_hi >> i & 1:
+            h = half_bits(cx, ins, i + 1, bool(sel >> i & 1))
+            f = (lambda h: lambda w: f16_of(h(w)).astype(F32))(h)
         else:
+            if sel >> i & 1:
+                raise Unsupported(f"op_sel bit {i} on an fp32 source of {ins.opcode}")
             f = cx.vread_f(ins.operands[i + 1])
         if absm:
             f = (lambda f: lambda w: np.abs(f(w)))(f)
         if neg:
             f = (lambda f: lambda w: -f(w))(f)
         srcs.append(f)
-    wr = cx.vwrite_f(ins.operands[0], ins)
-    a, b, c = srcs
-    return lambda w: wr(w, fma_f32(a(w), b(w), c(w)))
+    return srcs
+
+
+@handles(*_MIX)
+def _mix(ins, cx):
+    """``fma``: one fp32 rounding (vfloat.fma_f32). ``mad`` (gfx900): the product is rounded to fp32
+    before the add, as v_mad_f32 (LLVM selects v_mad_mix* only for ``fmad``, the unfused multiply-add).
+    The lo/hi forms convert that fp32 result to fp16 (ISA: f32_to_f16 of the fp32 expression; LLVM
+    matches them to fpround of the fp32 fma), clamp after the conversion, and keep the other half."""
+    allow_modifiers(ins, ("op_sel", "op_sel_hi", "neg", "abs", "clamp"))
+    a, b, c = _mix_sources(ins, cx)
+    denormals = not cx.flush_f32
+    if ins.opcode.startswith("v_fma"):
+        def value(w):
+            return fma_f32(a(w), b(w), c(w), denormals)
+    else:
+        def value(w):
+            return np.asarray(np.asarray(a(w) * b(w), F32) + c(w), F32)
+    if ins.opcode.endswith("_f32"):
+        wr = cx.vwrite_f(ins.operands[0], ins)
+        return lambda w: wr(w, value(w))
+    clamp = ins.has_modifier("clamp")
+    write, extra = half_dest(cx, ins, to_high=ins.opcode.endswith("hi_f16"), keep_other=True)
+
+    def run(w):
+        with np.errstate(over="ignore"):
+            r = np.asarray(value(w)).astype(F16).astype(F64)
+        write(w, f16_bits(np.clip(r, 0.0, 1.0) if clamp else r))
+    run.extra_srcs = extra
+    return run
 
 
 @handles("v_dot2_f32_f16", "v_dot2c_f32_f16")
@@ -138,12 +174,20 @@ def _dot2(ins, cx):
 
 @handles("v_pack_b32_f16")
 def _pack(ins, cx):
-    op_sel = ins.modifier("op_sel", 0) or 0
-    a, b = cx.vread(ins.operands[1]), cx.vread(ins.operands[2])
-    sa, sb = U32(16 if op_sel & 1 else 0), U32(16 if op_sel & 2 else 0)
+    """D = {S1.f16, S0.f16}; op_sel bits 0/1 pick the sources' high halves; abs/neg act on the sign bits."""
+    allow_modifiers(ins, ("op_sel", "neg", "abs"))
+    sel = op_sel(ins)
+    if sel & ~0b11:
+        raise Unsupported(f"op_sel {sel:#b} on v_pack_b32_f16 (a destination half select on a 32-bit result)")
+    halves = []
+    for i in range(2):
+        h = half_bits(cx, ins, i + 1, bool(sel >> i & 1))
+        neg, absm = cx.src_mod(ins, i + 1)
+        clear, flip = U32(0x7FFF if absm else 0xFFFF), U32(0x8000 if neg else 0)
+        halves.append((lambda h, clear, flip: lambda w: (np.asarray(h(w), U32) & clear) ^ flip)(h, clear, flip))
+    lo, hi = halves
     wr = cx.vwrite(ins.operands[0])
-    return lambda w: wr(w, np.broadcast_to(((np.asarray(a(w), U32) >> sa) & U32(0xFFFF)) |
-                                           (((np.asarray(b(w), U32) >> sb) & U32(0xFFFF)) << U32(16)), (w.lanes,)))
+    return lambda w: wr(w, np.broadcast_to(lo(w) | (hi(w) << U32(16)), (w.lanes,)))
 
 
 def _perm_bytes(s0, s1, sel):
