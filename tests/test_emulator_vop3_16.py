@@ -247,3 +247,25 @@ def test_undocumented_forms_are_refused(op):
     words = _float_words(np.random.default_rng(4))
     with pytest.raises(EmulationError, match="does not support this form"):
         _run(op, words)
+
+
+VOP1 = {    # the high half is written as 0
+    KEEP + "v_floor_f16 v8, v2": lambda r: bits16(np.floor(lo(r[2]) * 1)),
+    KEEP + "v_rndne_f16_e64 v8, -v2": lambda r: bits16(np.round(-lo(r[2]))),
+    KEEP + "v_trunc_f16 v8, v3": lambda r: bits16(np.fix(lo(r[3]))),
+    KEEP + "v_ceil_f16 v8, v4": lambda r: bits16(-np.floor(-lo(r[4]))),
+    KEEP + "v_cvt_f16_u16 v8, v6": lambda r: bits16(u16(r[6]).astype(F64)),
+    KEEP + "v_cvt_f16_i16 v8, v7": lambda r: bits16(s16(r[7]).astype(F64)),
+    KEEP + "v_cvt_u16_f16 v8, v2": lambda r: np.clip(np.fix(lo(r[2])), 0, 65535).astype(np.int64),
+    KEEP + "v_cvt_i16_f16 v8, v3": lambda r: np.clip(np.fix(lo(r[3])), -32768, 32767).astype(np.int64) & 0xFFFF,
+}
+
+
+@pytest.mark.parametrize("op", list(VOP1), ids=_ids(VOP1))
+def test_vop1_16(op):
+    rng = np.random.default_rng(len(op))
+    words = _float_words(rng)
+    words[:4] = bits16(rng.standard_normal((4, 64)) * 3e4) | (words[:4] & 0xFFFF0000)   # large: saturation
+    words[:4, ::3] = (words[:4, ::3] & 0xFFFF0000) | bits16(rng.standard_normal((4, 22)) * 4)
+    words[4:6] = rng.integers(1, 2 ** 32, (2, 64), dtype=np.uint64).astype(np.uint32)
+    _check(op, words, VOP1[op])

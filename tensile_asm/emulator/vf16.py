@@ -1,4 +1,5 @@
-"""16-bit (non-packed) fp16 VALU: ``v_add/sub/subrev/mul/max/min_f16`` (VOP2 or VOP3), and the VOP3
+"""16-bit (non-packed) fp16 VALU: ``v_add/sub/subrev/mul/max/min_f16`` (VOP2 or VOP3), the VOP1
+``v_floor/ceil/trunc/rndne_f16`` and ``v_cvt_f16_u16/i16``, ``v_cvt_u16/i16_f16``, and the VOP3
 ``v_fma_f16``, ``v_mad_f16``, ``v_div_fixup_f16``, ``v_min3/max3/med3_f16`` with gfx9's ``op_sel``
 (half16.py), and their ``_legacy`` forms (``v_mad_legacy_f16``, ``v_fma_legacy_f16``,
 ``v_div_fixup_legacy_f16``), with abs/neg source modifiers and clamp.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.half16 import allow_modifiers, f16_bits, f16_source, half_dest, op_sel
+from tensile_asm.emulator.half16 import allow_modifiers, f16_bits, f16_source, half_bits, half_dest, op_sel
 from tensile_asm.emulator.program import Unsupported, handles
 
 F16, F64, U32 = np.float16, np.float64, np.uint32
@@ -93,6 +94,41 @@ def _f16(ins, cx):
         write(w, np.where(np.isnan(r), bits | _NAN_BITS, bits))
     run.extra_srcs = extra
     return run
+
+
+_ROUND = {"v_floor_f16": np.floor, "v_ceil_f16": np.ceil, "v_trunc_f16": np.trunc, "v_rndne_f16": np.rint}
+
+
+@handles(*_ROUND, "v_cvt_f16_u16", "v_cvt_f16_i16", "v_cvt_u16_f16", "v_cvt_i16_f16")
+def _unary16(ins, cx):
+    """VOP1 16-bit rounding and conversions: exact in fp64 (integer -> fp16 rounds once to nearest even,
+    fp16 -> integer truncates and saturates, NaN -> 0 as the 32-bit conversions). The high half is
+    written as 0 (gfx9 keeps the legacy zeroing for VOP1/VOP2 16-bit operations, LLVM
+    ``zeroesHigh16BitsOfDest``)."""
+    name = ins.opcode
+    int_source = name.startswith("v_cvt_f16_")
+    allow_modifiers(ins, () if int_source else ("neg", "abs"))
+    write, _ = half_dest(cx, ins, to_high=False, keep_other=False)
+    if int_source:
+        rd = half_bits(cx, ins, 1, False, float_constants=False)
+        signed = name.endswith("i16")
+        return lambda w: write(w, f16_bits(_as_int16(rd(w), signed)))
+    a = f16_source(cx, ins, 1, False)
+    if name in _ROUND:
+        fn = _ROUND[name]
+        return lambda w: write(w, f16_bits(fn(a(w))))
+    lo, hi = (-0x8000, 0x7FFF) if name == "v_cvt_i16_f16" else (0, 0xFFFF)
+
+    def to_int(w):
+        x = np.asarray(a(w), F64)
+        r = np.clip(np.trunc(np.where(np.isnan(x), 0.0, x)), lo, hi).astype(np.int64)
+        write(w, (r & 0xFFFF).astype(U32))
+    return to_int
+
+
+def _as_int16(bits, signed):
+    x = np.asarray(bits, np.int64) & 0xFFFF
+    return ((x ^ 0x8000) - 0x8000) if signed else x
 
 
 __all__ = ["div_fixup_f16"]
