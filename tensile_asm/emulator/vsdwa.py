@@ -32,7 +32,7 @@ from tensile_asm.isa.registers import INLINE_FLOATS, Imm, Reg, Special
 
 U32, F16, F32 = np.uint32, np.float16, np.float32
 WORD_0, DWORD = SDWA_SELECTORS.index("WORD_0"), SDWA_SELECTORS.index("DWORD")
-UNUSED_PAD, UNUSED_SEXT, UNUSED_PRESERVE = (SDWA_UNUSED.index(n) for n in SDWA_UNUSED)
+UNUSED_PAD, UNUSED_SEXT, UNUSED_PRESERVE = range(len(SDWA_UNUSED))       # in SDWA_UNUSED's order
 # selector value -> (shift, width) of its field
 FIELDS = {SDWA_SELECTORS.index(name): field for name, field in {
     "BYTE_0": (0, 8), "BYTE_1": (8, 8), "BYTE_2": (16, 8), "BYTE_3": (24, 8), "WORD_0": (0, 16), "WORD_1": (16, 16),
@@ -245,14 +245,15 @@ def _sdwa_builder(ins, cx):
         extra += reg_keys(dst)
     lane_bound = sub.lane_bound or getattr(run, "lane_bound", False)
 
-    def sdwa(w):
+    def sdwa(w):                 # its own function: the attributes below must not land on a shared one
         return run(w)
     sdwa.extra_srcs = extra
     sdwa.lane_bound = lane_bound
     return sdwa
 
 
-# 16-bit float ops whose handler (vf16.py) applies clamp itself (it refuses output modifiers).
+# 16-bit float ops whose handler (vf16.py) applies clamp itself (it refuses output modifiers); a
+# handler that gains clamp (e.g. 16-bit integer saturation) is refused here until it is listed.
 _CLAMPED_F16 = frozenset({"v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_max_f16", "v_min_f16"})
 
 
