@@ -27,6 +27,8 @@ def test_every_listed_name_is_a_mnemonic_llvm_mc_accepts_for_its_arch(arch):
 def test_the_assembler_check_rejects_unknown_and_other_arch_names():
     rejected = rejected_mnemonics("gfx908", ["v_fmac_f32", "v_bogus_b32", "v_pk_fma_f32", "v_mfma_f32_32x32x1_2b_f32"])
     assert set(rejected) == {"v_bogus_b32", "v_pk_fma_f32", "v_mfma_f32_32x32x1_2b_f32"}
+    with pytest.raises(RuntimeError, match="gfx9999"):      # an arch llvm-mc does not know checks nothing
+        rejected_mnemonics("gfx9999", ["v_fmac_f32"])
 
 
 def test_every_registered_handler_name_is_an_instruction_of_some_arch():

@@ -49,6 +49,8 @@ def rejected_mnemonics(arch: str, names: list[str]) -> dict[str, str]:
         src.write_text("".join(f"{n}\n" for n in names))
         out = subprocess.run([find_llvm_tool("llvm-mc"), "-arch=amdgcn", f"-mcpu={arch}", str(src), "-o", "/dev/null"],
                              capture_output=True, text=True)
+    if "not a recognized processor" in out.stderr or (out.returncode and not _DIAGNOSTIC.search(out.stderr.split("\n")[0])):
+        raise RuntimeError(f"llvm-mc -mcpu={arch} did not check the names: {out.stderr.strip()[:300]}")
     rejected = {}
     for line in out.stderr.splitlines():
         m = _DIAGNOSTIC.match(line)
