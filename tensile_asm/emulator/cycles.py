@@ -12,6 +12,9 @@ executed. ``estimate`` replays those sequences on a simple machine:
   ``s_waitcnt vmcnt(N)``/``lgkmcnt(N)`` holds its wave until at most N operations of that counter
   are outstanding; while it waits, other waves use the SIMD.
 * ``s_barrier`` releases every wave of the workgroup when the last live one reaches it.
+* GDS operations (DS with ``gds``): the isa tables have no GDS latency, so they are timed as LDS
+  (their ds_read/ds_write class and latency). They also count in expcnt, which this model takes to
+  reach the operation when it completes: ``s_waitcnt expcnt(N)`` waits like the other counters.
 * a wave ends at ``s_endpgm`` once its outstanding memory operations have completed; the workgroup
   ends with its last wave.
 
@@ -102,14 +105,15 @@ def latency_table(arch) -> dict:
 class _Kind:
     """What the model needs of one op: issue clocks, class, counter, latency, wait counts."""
 
-    __slots__ = ("cls", "clocks", "counter", "latency", "vmcnt", "lgkmcnt", "end")
+    __slots__ = ("cls", "clocks", "counter", "latency", "vmcnt", "lgkmcnt", "expcnt", "gds", "end")
 
     def __init__(self, ins, table: IssueTable, latency: dict):
         self.cls = classify(ins)
         self.clocks = table.clocks(ins, self.cls)
         self.counter = self.latency = None
-        self.vmcnt = self.lgkmcnt = None
+        self.vmcnt = self.lgkmcnt = self.expcnt = None
         self.end = ins.opcode == "s_endpgm"
+        self.gds = ins.opcode.startswith("ds_") and ins.has_modifier("gds")     # timed as LDS (no GDS latency)
         try:
             counter = ins.info.counter
         except KeyError:
@@ -122,15 +126,17 @@ class _Kind:
             self.latency = latency["vmem_load" if counter == "vm" else "ds_read"]
         if ins.opcode == "s_waitcnt":
             self.vmcnt, self.lgkmcnt = ins.modifier("vmcnt"), ins.modifier("lgkmcnt")
+            self.expcnt = ins.modifier("expcnt")
 
 
 class _Wave:
-    __slots__ = ("stats", "seq", "pos", "t", "vm", "lgkm", "barrier", "done")
+    __slots__ = ("stats", "seq", "pos", "t", "vm", "lgkm", "exp", "barrier", "done")
 
     def __init__(self, stats: WaveCycles, seq: list):
         self.stats, self.seq, self.pos, self.t = stats, seq, 0, 0
         self.vm: list = []          # completion clocks of outstanding vector-memory operations
         self.lgkm: list = []        # (completion, in_order) of outstanding LDS/scalar-memory operations
+        self.exp: list = []         # completion clocks of outstanding GDS operations (expcnt, in order)
         self.barrier = None         # arrival clock while waiting at s_barrier
         self.done = not seq
 
@@ -186,12 +192,16 @@ def estimate(instructions: list, sequences: dict, arch) -> CycleEstimate:
             in_order = k.cls != "smem"
             last = max((c for c, o in w.lgkm if o), default=0) if in_order else 0
             w.lgkm.append((max(issued + k.latency, last), in_order))
+            if k.gds:
+                w.exp.append(max(issued + k.latency, w.exp[-1] if w.exp else 0))
         elif k.cls == "waitcnt":
             ready = issued
             if k.vmcnt is not None:
                 ready = max(ready, _retire(w.vm, k.vmcnt))
             if k.lgkmcnt is not None:
                 ready = max(ready, _retire(w.lgkm, k.lgkmcnt, key=lambda e: e[0]))
+            if k.expcnt is not None:
+                ready = max(ready, _retire(w.exp, k.expcnt))
             st.wait_memory += ready - issued
             w.t = ready
         elif k.cls == "barrier":

@@ -5,6 +5,8 @@ from tensile_asm.emulator import dsatomic, dsperm, vdiv, vf16, vf64, vi16, vpk16
 from tensile_asm.emulator import vgfx950  # noqa: F401,E402  (gfx950 additions)
 from tensile_asm.emulator import vdpp  # noqa: F401,E402  (last: wraps the VOP1/VOP2 handlers above)
 from tensile_asm.emulator import vsdwa  # noqa: F401,E402  (after vdpp: wraps the VOP1/VOP2/VOPC handlers above)
+from tensile_asm.emulator import gds  # noqa: E402
+gds.register()     # after every DS handler: gives them their gds form
 
 
 def implemented_opcodes() -> list[str]:

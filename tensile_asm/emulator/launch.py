@@ -15,6 +15,7 @@ import numpy as np
 from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
 from tensile_asm.emulator import batch, cycles, float_modes, fuse, initial
 from tensile_asm.emulator import strict as strict_mode
+from tensile_asm.emulator.gds import GdsMemory
 from tensile_asm.emulator.lds import LdsTracker
 from tensile_asm.emulator.memory import DeviceMemory, Fault
 from tensile_asm.emulator.program import ENDPGM, Limits, Op, compile_ops, describe
@@ -49,7 +50,7 @@ class LaunchResult:
 
 
 class Workgroup:
-    __slots__ = ("id", "lds", "lds_size", "lds_tracker", "memory", "waves", "vstore", "astore")
+    __slots__ = ("id", "lds", "lds_size", "lds_tracker", "memory", "waves", "vstore", "astore", "gds")
 
     def __init__(self, wg_id, lds_size, memory, strict):
         self.id = wg_id
@@ -58,6 +59,7 @@ class Workgroup:
         self.lds_tracker = LdsTracker(len(self.lds)) if strict else None
         self.memory = memory
         self.waves = []
+        self.gds = None                     # the launch's GdsMemory, shared by every workgroup
 
 
 class _Loaded:
@@ -164,7 +166,7 @@ class Emulator:
 
     def launch(self, kernel: str, grid=(1, 1, 1), block=(64, 1, 1), args=(), lds_bytes=None,
                max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, trace=None, trace_if=None,
-               lockstep: bool = True, cycle_model: bool = True) -> LaunchResult:
+               lockstep: bool = True, cycle_model: bool = True, gds=None) -> LaunchResult:
         """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items; ndarrays in ``args`` are
         device buffers whose final contents are copied back into them.
 
@@ -174,6 +176,10 @@ class Emulator:
 
         ``cycle_model``: record the first workgroup's instruction sequences and set
         ``estimated_cycles`` from the cycle model (cycles.py; modelled, not measured).
+
+        ``gds``: a numpy array whose bytes are the global data share (targets with GDS, e.g. gfx908:
+        ``gds_bytes`` in isa/<gfx>.yaml), shared by every workgroup; copied in before the launch and
+        back into the array after it, like buffer args. Without it a GDS instruction is an error.
         """
         start = time.perf_counter()
         ko = self._kernel(kernel)
@@ -191,6 +197,12 @@ class Emulator:
         ops = self.program(kernel)
         if trace is not None:
             ops = _traced(ops, trace, trace_if)
+        gds_memory = None
+        if gds is not None:
+            capacity = self.arch.extra.get("gds_bytes")
+            if not capacity:
+                raise UserError(f"gds= given, but {self.arch.name} has no GDS (isa/{self.arch.name}.yaml)")
+            gds_memory = GdsMemory(gds, int(capacity))
         memory = DeviceMemory()
         buffers = initial.marshal_args(ko, args, memory, grid, block, lds)
         setup = initial.WaveSetup(self.arch, kd, self.limits(kernel), grid, block, memory, buffers, lds)
@@ -202,6 +214,7 @@ class Emulator:
                 for y in range(grid[1]):
                     for x in range(grid[0]):
                         group = Workgroup((x, y, z), lds, memory, self.strict)
+                        group.gds = gds_memory
                         setup.populate(group)
                         recorder = cycles.Recorder(ops) if cycle_model and result.workgroups == 0 else None
                         _run_group(group, recorder.ops if recorder else ops, counts, self.strict, budget,
@@ -213,6 +226,8 @@ class Emulator:
                         result.workgroups += 1
                         result.waves += len(group.waves)
         initial.copy_back(buffers)
+        if gds_memory is not None:
+            gds_memory.copy_back()
         result.instructions = sum(counts)
         mix: dict = {}
         for op, c in zip(ops, counts):
