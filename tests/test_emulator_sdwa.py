@@ -242,6 +242,35 @@ def test_float_operations_with_selection_modifiers_and_output_modifiers():
     run_cases(float_cases(), float_inputs(3))
 
 
+def int16_cases():
+    u16 = lambda x: np.asarray(x, np.uint32) & 0xFFFF                                          # noqa: E731
+    i16 = lambda x: u16(x).astype(np.uint16).view(np.int16).astype(np.int64)                   # noqa: E731
+    return [
+        ("v_add_u16_sdwa {d}, v2, v3 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_1 src1_sel:BYTE_2",
+         lambda r: put(sel(r[2], "BYTE_1") + sel(r[3], "BYTE_2"), r[5], "WORD_1", "UNUSED_PRESERVE")),
+        ("v_add_u16_sdwa {d}, v2, v3 clamp dst_sel:WORD_0 dst_unused:UNUSED_SEXT src0_sel:WORD_1 src1_sel:WORD_0",
+         lambda r: put(np.minimum(sel(r[2], "WORD_1") + sel(r[3], "WORD_0"), 0xFFFF), r[5], "WORD_0", "UNUSED_SEXT")),
+        ("v_mul_lo_u16_sdwa {d}, v2, v3 dst_sel:BYTE_1 dst_unused:UNUSED_PAD src0_sel:WORD_1 src1_sel:BYTE_0",
+         lambda r: put(sel(r[2], "WORD_1") * sel(r[3], "BYTE_0"), 0, "BYTE_1", "UNUSED_PAD")),
+        ("v_lshlrev_b16_sdwa {d}, v2, v3 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:DWORD",
+         lambda r: put(u16(r[3]) << (r[2] & 15), 0, "WORD_1", "UNUSED_PAD")),
+        ("v_ashrrev_i16_sdwa {d}, v2, sext(v3) dst_sel:WORD_0 dst_unused:UNUSED_PRESERVE src0_sel:DWORD "
+         "src1_sel:BYTE_3",
+         lambda r: put((i16(sel(r[3], "BYTE_3", True)) >> (r[2] & 15)).astype(np.uint32), r[5], "WORD_0",
+                       "UNUSED_PRESERVE")),
+        ("v_max_i16_sdwa {d}, sext(v2), v3 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_0 src1_sel:WORD_1",
+         lambda r: put(np.maximum(i16(sel(r[2], "BYTE_0", True)), i16(sel(r[3], "WORD_1"))).astype(np.uint32), r[5],
+                       "WORD_1", "UNUSED_SEXT")),
+        ("v_sub_u16_sdwa {d}, 9, v2 dst_sel:BYTE_2 dst_unused:UNUSED_PRESERVE src0_sel:DWORD src1_sel:BYTE_2",
+         lambda r: put(9 - sel(r[2], "BYTE_2"), r[5], "BYTE_2", "UNUSED_PRESERVE")),
+    ]
+
+
+@needs_llvm
+def test_16_bit_integer_operations():
+    run_cases(int16_cases(), random_words(6))
+
+
 def _fails(body, match, arch="gfx90a"):
     co = build(HEAD + body + "\ns_endpgm", args=(("in", 8), ("out", 8)), vgprs=12, sgprs=24, arch=arch)
     with pytest.raises(EmulationError, match=match):

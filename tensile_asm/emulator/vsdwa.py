@@ -17,7 +17,8 @@ no dst_sel: on gfx9 it writes its lane mask to ``sdst`` (an SGPR pair or VCC).
 
 ``clamp`` and the gfx9 output modifiers (``mul:2``, ``mul:4``, ``div:2``) are applied by the base
 operation to its result before it is placed (clamp after omod); they are accepted only where the
-base handler implements them (fp32 results, and clamp of the 16-bit float ops), else refused.
+base handler implements them (fp32 results; clamp of the 16-bit float ops and of the saturating
+16-bit integer adds/subtracts), else refused.
 """
 
 from __future__ import annotations
@@ -233,7 +234,7 @@ def _sdwa_builder(ins, cx):
     sub = _SdwaCompiler(cx, sources, dst, dst_sel, unused, f16_constants)
     run = builder(base_ins, sub)
     output_mods = [m for m, _ in base_mods if m in _OUTPUT_MODIFIERS]
-    applied = sub.float_post_used or (base_name in _CLAMPED_F16 and output_mods == ["clamp"])
+    applied = sub.float_post_used or (base_name in _CLAMP_IN_HANDLER and output_mods == ["clamp"])
     if output_mods and not applied:
         raise Unsupported(f"{' '.join(output_mods)} on {base_name} (its handler does not apply them)")
     float_mods = (ins.modifier("neg", 0) or 0) | (ins.modifier("abs", 0) or 0)
@@ -252,9 +253,11 @@ def _sdwa_builder(ins, cx):
     return sdwa
 
 
-# 16-bit float ops whose handler (vf16.py) applies clamp itself (it refuses output modifiers); a
-# handler that gains clamp (e.g. 16-bit integer saturation) is refused here until it is listed.
-_CLAMPED_F16 = frozenset({"v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_max_f16", "v_min_f16"})
+# Operations whose handler applies clamp itself rather than through vwrite_f: the 16-bit float ops
+# (vf16.py, which refuses output modifiers) and the saturating 16-bit integer ones (vi16.py). Clamp
+# on anything else that does not go through vwrite_f is refused until its handler is listed here.
+_CLAMP_IN_HANDLER = frozenset({"v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_max_f16", "v_min_f16",
+                               "v_add_u16", "v_sub_u16", "v_subrev_u16"})
 
 
 def register_sdwa(opcodes) -> None:
