@@ -9,9 +9,9 @@ Addressing: M0 describes the window, ``M0[31:16]`` its base and ``M0[15:0]`` its
 (CLRX GCN ISA notes, "GcnInstrsDs": "The M0 register holds maximum size of a GDS memory in bits
 0-15 ... and a GDS base offset (in bytes) in bits 16-31"; consistent with LLVM's
 AMDGPUISelDAGToDAG glueCopyToM0LDSInit, which sets M0 to the kernel's GDS size, base 0, before a
-region-address access); an access at ``vaddr + offset`` is to GDS byte ``base + vaddr + offset``. An access outside the window (or beyond the GDS buffer the
-launch was given) is a fault in strict mode: we found no public statement of what the hardware
-does. Without strict mode such reads return 0 and such writes are dropped, as the emulator treats
+region-address access); an access at ``vaddr + offset`` is to GDS byte ``base + vaddr + offset``.
+An access outside the window (or beyond the GDS buffer the launch was given) is a fault in strict
+mode: we found no public statement of what the hardware does. Without strict mode such reads return 0 and such writes are dropped, as the emulator treats
 LDS out of range.
 
 Counters: like every DS instruction a GDS one counts in lgkmcnt (its returned value is PENDING until
