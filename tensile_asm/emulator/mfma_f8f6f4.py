@@ -1,15 +1,16 @@
-"""gfx950 ``v_mfma_f32_32x32x64_f8f6f4``: D (32x32 f32) = A (32x64) x B (64x32) + C, with the formats of A
-and B picked by ``cbsz`` and ``blgp`` (0 FP8 E4M3, 1 BF8 E5M2, 4 FP4 E2M1; CDNA4 ISA guide, VOP3P
-V_MFMA_F32_32X32X64_F8F6F4). FP6/BF6 (2, 3) are refused: no source at hand gives their lane layout.
+"""gfx950 ``v_mfma_f32_32x32x64_f8f6f4`` and ``v_mfma_f32_16x16x128_f8f6f4``: D (MxM f32) = A x B + C with
+the formats of A and B picked by ``cbsz`` and ``blgp`` (0 FP8 E4M3, 1 BF8 E5M2, 2 FP6 E2M3, 3 BF6 E3M2,
+4 FP4 E2M1; CDNA4 ISA guide, VOP3P V_MFMA_F32_*_F8F6F4). Each lane holds 32 values of A and of B
+(8, 6 or 4 registers, packed from bit 0 up: bytes, 6-bit fields as the guide's fp6 conversions pack
+them, nibbles): lane l holds row/column ``l % M`` and lane group ``g = l // M``.
 
-Layout (from AMD's "Matrix Core Programming on AMD CDNA3 and CDNA4" examples, sections 5.4/5.5, which
-load the operands of the same operation with block scales): lane l holds row ``l % 32`` of A (column
-``l % 32`` of B) and lane group ``g = l // 32``; of its 32 values, item t is
-  FP8/BF8: k = 32 * (t // 16) + 16 * g + t % 16  (bytes of 8 registers, low byte first)
-  FP4:     k = 32 * g + t                        (nibbles of 4 registers, low nibble first).
-D/C use the 32x32 f32 layout of the other MFMAs (mfma.output_map). Products are summed in float64
-and rounded once to f32, as mfma.py does. ``v_mfma_f32_16x16x128_f8f6f4`` and the block-scaled
-``v_mfma_scale_*`` forms are not implemented (their lane layouts are not established here).
+Which k a lane's item t stands for matters only when A and B differ in width: otherwise item t of
+lane group g of A always meets item t of lane group g of B, whatever k that is. The k order is known
+for 32x32x64 from AMD's "Matrix Core Programming on AMD CDNA3 and CDNA4" examples (sections 5.4/5.5):
+FP8/BF8 ``k = 32*(t//16) + 16*g + t%16``, FP4 ``k = 32*g + t``; so mixed widths are emulated there
+for FP8/BF8 with FP4 and refused otherwise (FP6 with another width; any mix at 16x16x128).
+D/C use the f32 layouts of the other MFMAs (mfma.output_map). Products are summed in float64 and
+rounded once to f32, as mfma.py does. The block-scaled ``v_mfma_scale_*`` forms are not implemented.
 """
 
 from __future__ import annotations
@@ -22,56 +23,72 @@ from tensile_asm.emulator.mfma import _FP8, output_map
 from tensile_asm.emulator.program import Unsupported, handles
 from tensile_asm.isa.registers import Reg
 
-_FORMATS = {0: ("fp8", 8), 1: ("bf8", 8), 4: ("fp4", 4)}        # cbsz / blgp code -> (name, bits)
-_FP4 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0] * 2) * np.repeat([1.0, -1.0], 8)
+_FORMATS = {0: ("fp8", 8), 1: ("bf8", 8), 2: ("fp6", 6), 3: ("bf6", 6), 4: ("fp4", 4)}   # cbsz/blgp code
+_SHAPES = {"v_mfma_f32_32x32x64_f8f6f4": 32, "v_mfma_f32_16x16x128_f8f6f4": 16}
+
+
+def _minifloat_table(ebits: int, mbits: int) -> np.ndarray:
+    """Every code of a sign/exponent/mantissa format without Inf/NaN (OCP MX FP6/FP4), bias 2**(e-1)-1."""
+    code = np.arange(1 << (1 + ebits + mbits))
+    bias = (1 << (ebits - 1)) - 1
+    e, m = (code >> mbits) & ((1 << ebits) - 1), code & ((1 << mbits) - 1)
+    mag = np.where(e == 0, m / (1 << mbits) * 2.0 ** (1 - bias), (1 + m / (1 << mbits)) * 2.0 ** (e - bias))
+    return np.where(code >> (ebits + mbits), -mag, mag)
+
+
+_TABLES = {"fp8": _FP8[(False, True)], "bf8": _FP8[(True, True)], "fp6": _minifloat_table(2, 3),
+           "bf6": _minifloat_table(3, 2), "fp4": _minifloat_table(2, 1)}
 
 
 @lru_cache(maxsize=None)
-def k_index(fmt: str) -> np.ndarray:
-    """k of item t held by lane l, as an array [32, 64]."""
+def k_index(fmt: str, m: int) -> np.ndarray:
+    """k of item t held by lane l, as an array [32, 64] (see the module note on when it matters)."""
     t, lane = np.meshgrid(np.arange(32), np.arange(64), indexing="ij")
-    g = lane // 32
-    if fmt == "fp4":
-        return 32 * g + t
-    return 32 * (t // 16) + 16 * g + t % 16
+    g = lane // m
+    if m == 32 and fmt in ("fp8", "bf8"):
+        return 32 * (t // 16) + 16 * g + t % 16
+    return 32 * g + t
 
 
-def _values(rows: np.ndarray, fmt: str) -> np.ndarray:
-    """Registers [regs, 64] (uint32) -> items [32, 64] as float64."""
-    bits = 4 if fmt == "fp4" else 8
-    per = 32 // bits
-    parts = [(rows >> np.uint32(bits * h)) & np.uint32((1 << bits) - 1) for h in range(per)]
-    codes = np.stack(parts, axis=1).reshape(-1, rows.shape[1])          # item = reg * per + h
-    return _FP4[codes] if fmt == "fp4" else _FP8[(fmt == "bf8", True)][codes]
+def codes(rows: np.ndarray, bits: int) -> np.ndarray:
+    """Registers [regs, 64] (uint32) -> the 32 packed codes of each lane, [32, 64], item t at bit bits*t."""
+    wide = np.zeros(rows.shape[1], dtype=object)
+    for r in range(rows.shape[0] - 1, -1, -1):
+        wide = (wide << 32) | rows[r].astype(object)
+    return np.array([[(int(v) >> (bits * t)) & ((1 << bits) - 1) for v in wide] for t in range(32)])
 
 
-def _matrix(rows: np.ndarray, fmt: str) -> np.ndarray:
-    """A operand registers -> A[32][64] (B registers -> B transposed, [32][64])."""
-    out = np.empty((32, 64))
+def _matrix(rows: np.ndarray, fmt: str, bits: int, m: int) -> np.ndarray:
+    """A operand registers -> A[m][64*64/m] (B registers -> B transposed)."""
+    out = np.empty((m, 64 * 32 // m))
     lane = np.broadcast_to(np.arange(64), (32, 64))
-    out[lane % 32, k_index(fmt)] = _values(rows, fmt)
+    out[lane % m, k_index(fmt, m)] = _TABLES[fmt][codes(rows, bits)]
     return out
 
 
-@handles("v_mfma_f32_32x32x64_f8f6f4")
+@handles(*_SHAPES)
 def _mfma_f8f6f4(ins, cx):
-    for m, _ in ins.modifiers:
-        if m not in ("cbsz", "blgp"):
-            raise Unsupported(f"modifier {m}")
-    fa, fb = (_FORMATS.get(ins.modifier(m, 0) or 0) for m in ("cbsz", "blgp"))
+    m = _SHAPES[ins.opcode]
+    for mod, _ in ins.modifiers:
+        if mod not in ("cbsz", "blgp"):
+            raise Unsupported(f"modifier {mod}")
+    fa, fb = (_FORMATS.get(ins.modifier(mod, 0) or 0) for mod in ("cbsz", "blgp"))
     if fa is None or fb is None:
-        raise Unsupported("FP6/BF6 operands (cbsz/blgp 2 or 3): lane layout not established")
+        raise Unsupported("cbsz/blgp format codes above 4")
+    if fa[1] != fb[1] and not (m == 32 and {fa[1], fb[1]} == {8, 4}):
+        raise Unsupported(f"{fa[0]} A with {fb[0]} B: the k order of mixed widths is not established here")
     d, a, b, c = ins.operands[:4]
-    if not all(isinstance(x, Reg) and x.kind in "va" for x in (d, a, b)) or d.count != 16:
-        raise Unsupported("operands must be VGPR/AGPR tuples (D of 16 registers)")
+    items = m * m // 64
+    if not all(isinstance(x, Reg) and x.kind in "va" for x in (d, a, b)) or d.count != items:
+        raise Unsupported(f"operands must be VGPR/AGPR tuples (D of {items} registers)")
     for op, (name, bits) in ((a, fa), (b, fb)):
         if op.count != bits:
             raise Unsupported(f"{op} does not hold 32 {name} values ({bits} registers)")
     if cx.lanes != 64:
         raise Unsupported("wave32")
-    dmap = output_map(32, 32, 1, False)                                 # [16, 64] flat index i*32 + j
+    dmap = output_map(m, m, 1, False)                                   # [items, 64] flat index i*m + j
     c_reg = c if isinstance(c, Reg) else None
-    if c_reg is not None and c_reg.count != 16:
+    if c_reg is not None and c_reg.count != items:
         raise Unsupported(f"C operand {c}")
     c_const = None if c_reg is not None else cx.sread(c)
 
@@ -79,18 +96,17 @@ def _mfma_f8f6f4(ins, cx):
         return (w.v if r.kind == "v" else w.a)[r.index:r.index + r.count]
 
     def run(w):
-        A, Bt = _matrix(rows(w, a), fa[0]), _matrix(rows(w, b), fb[0])
+        A, Bt = _matrix(rows(w, a), *fa, m), _matrix(rows(w, b), *fb, m)
         prod = (A @ Bt.T).reshape(-1)
         if c_reg is not None:
-            cv = np.zeros(32 * 32)
+            cv = np.zeros(m * m)
             cv[dmap] = rows(w, c_reg).view(np.float32).astype(np.float64)
         else:
             cv = np.float64(np.uint32(c_const(w)).view(np.float32))
-        total = prod + cv
         dst = w.v if d.kind == "v" else w.a
-        dst[d.index:d.index + 16] = total[dmap].astype(np.float32).view(np.uint32)
+        dst[d.index:d.index + items] = (prod + cv)[dmap].astype(np.float32).view(np.uint32)
     run.lane_bound = True
     return run
 
 
-__all__ = ["k_index"]
+__all__ = ["codes", "k_index"]
