@@ -11,8 +11,8 @@ Addressing: M0 describes the window, ``M0[31:16]`` its base and ``M0[15:0]`` its
 AMDGPUISelDAGToDAG glueCopyToM0LDSInit, which sets M0 to the kernel's GDS size, base 0, before a
 region-address access); an access at ``vaddr + offset`` is to GDS byte ``base + vaddr + offset``.
 An access outside the window (or beyond the GDS buffer the launch was given) is a fault in strict
-mode: we found no public statement of what the hardware does. Without strict mode such reads return 0 and such writes are dropped, as the emulator treats
-LDS out of range.
+mode: we found no public statement of what the hardware does. Without strict mode such reads
+return 0 and such writes are dropped, as the emulator treats LDS out of range.
 
 Counters: like every DS instruction a GDS one counts in lgkmcnt (its returned value is PENDING until
 ``s_waitcnt lgkmcnt``, in order among GDS operations); it also locks the VGPRs it reads until
