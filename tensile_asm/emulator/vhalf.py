@@ -4,9 +4,8 @@ neg_lo/neg_hi), mixed precision (``v_fma_mix_f32``/``v_fma_mixlo_f16``/``v_fma_m
 ``v_mad_mix*``, ``v_dot2_f32_f16``), and the bit shuffles used for bf16 (``v_pack_b32_f16``,
 ``v_perm_b32``).
 
-Rounding: fp64 FMA is computed as fp64 a*b+c (numpy has no fused fp64 FMA; the product is rounded
-before the add, which can differ from the hardware in the last bit when the product is inexact).
-Packed fp16 results are computed in fp64 and rounded once (see vf16.py for why that is the fused
+Rounding: fp64 FMA rounds once (fma64.py: exact pieces and round-to-odd, exact integers for the
+rare lanes outside its range). Packed fp16 results are computed in fp64 and rounded once (see vf16.py for why that is the fused
 result). ``v_fma_mix*`` use the single-rounding fp32 FMA of vfloat.py, ``v_mad_mix*`` round the
 product to fp32 first; ``v_dot2_f32_f16`` sums in fp64 and rounds once. fp16/fp64 denormals are kept
 (the fp16/fp64 denormal mode is not read).
@@ -16,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensile_asm.emulator.fma64 import fma_f64
 from tensile_asm.emulator.half16 import allow_modifiers, f16_bits, f16_of, half_bits, half_dest, op_sel
 from tensile_asm.emulator.program import Unsupported, handles
 from tensile_asm.emulator.vfloat import fma_f32
@@ -44,7 +44,7 @@ def _f64_dest(cx, ins):
 
 
 _F64 = {"v_add_f64": (2, lambda a, b: a + b), "v_mul_f64": (2, lambda a, b: a * b),
-        "v_fma_f64": (3, lambda a, b, c: a * b + c), "v_max_f64": (2, np.fmax), "v_min_f64": (2, np.fmin)}
+        "v_fma_f64": (3, fma_f64), "v_max_f64": (2, np.fmax), "v_min_f64": (2, np.fmin)}
 
 
 @handles(*_F64)
@@ -60,7 +60,7 @@ def _fmac_f64(ins, cx):
     a, b = f64_src(cx, ins, 1), f64_src(cx, ins, 2)
     c = f64_src(cx, ins, 0)
     wr = _f64_dest(cx, ins)
-    return lambda w: wr(w, a(w) * b(w) + c(w))
+    return lambda w: wr(w, fma_f64(a(w), b(w), c(w)))
 
 
 # -- fp16 halves ---------------------------------------------------------------------------------
