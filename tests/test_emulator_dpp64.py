@@ -2,6 +2,8 @@
 on random data against numpy written here: the pair is read from one source lane, row/bank masks and
 inactive source lanes leave both destination registers unwritten (or read 0 with bound_ctrl)."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -42,6 +44,12 @@ def f64(r, i):
     return pair(r, i).view(np.float64)
 
 
+def fused(a, b, c):
+    """fp64 a*b+c rounded once (exact rationals; v_fmac_f64 is a fused multiply-add)."""
+    return np.array([float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in
+                     zip(a.tolist(), b.tolist(), c.tolist())])
+
+
 def bits(x):
     return np.asarray(x, np.float64).view(np.uint64)
 
@@ -63,7 +71,7 @@ CASES = {
     "v_rndne_f64_dpp v[8:9], -v[2:3] row_newbcast:0 row_mask:0xf bank_mask:0xf":
         (None, lambda r: bits(np.rint(-f64(r, 2)[ROW]))),
     "v_mov_b32 v8, v6\nv_mov_b32 v9, v7\ns_nop 1\nv_fmac_f64_dpp v[8:9], v[2:3], v[4:5] row_newbcast:7 row_mask:0xf bank_mask:0xf":
-        (None, lambda r: bits(f64(r, 2)[ROW + 7] * f64(r, 4) + f64(r, 6))),
+        (None, lambda r: bits(fused(f64(r, 2)[ROW + 7], f64(r, 4), f64(r, 6)))),
     "v_cvt_f64_f32_dpp v[8:9], v2 row_newbcast:3 row_mask:0xf bank_mask:0xf":
         (None, lambda r: bits(r[2].view(np.float32)[ROW + 3].astype(np.float64))),
     "v_cvt_f32_f64_dpp v8, v[2:3] row_newbcast:11 row_mask:0xf bank_mask:0xf\nv_mov_b32 v9, 0":

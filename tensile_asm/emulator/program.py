@@ -340,6 +340,7 @@ def check_limits(inst: Instruction, limits: Limits) -> None:
 
 # Opcodes whose destination is also read (accumulators, read-modify-write SOPK).
 READS_DEST = frozenset({"v_fmac_f32", "v_mac_f32", "v_fmac_f64", "s_addk_i32", "s_mulk_i32", "s_cmovk_i32",
+                        "v_swap_b32", "v_permlane16_swap_b32", "v_permlane32_swap_b32",
                         "v_mac_legacy_f32", "v_fmac_legacy_f32", "v_dot2c_f32_f16"})
 
 

@@ -31,7 +31,8 @@ _SCC_READERS = ("s_addc_", "s_subb_", "s_cselect_", "s_cbranch_scc", "s_cmovk_",
 
 # VALU instructions with two destinations (result, carry/flag SGPRs).
 _TWO_DEFS = ("v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32",
-             "v_subbrev_co_u32", "v_div_scale_f32", "v_div_scale_f64", "v_mad_u64_u32", "v_mad_i64_i32")
+             "v_subbrev_co_u32", "v_div_scale_f32", "v_div_scale_f64", "v_mad_u64_u32", "v_mad_i64_i32",
+             "v_swap_b32", "v_permlane16_swap_b32", "v_permlane32_swap_b32")   # swaps: both operands
 
 _SOPP = ("s_nop", "s_endpgm", "s_branch", "s_cbranch_", "s_waitcnt", "s_barrier", "s_setprio",
          "s_sleep", "s_trap", "s_sethalt", "s_icache_inv", "s_dcache_wb", "s_dcache_inv",
@@ -50,7 +51,7 @@ def strip_encoding_suffix(opcode: str) -> str:
 @lru_cache(maxsize=None)
 def op_info(opcode: str, returns: bool = False) -> OpInfo:
     """Describe ``opcode``. ``returns`` marks an atomic with ``glc`` (it writes its first operand)."""
-    op = strip_encoding_suffix(opcode).removesuffix("_sdwa")      # SDWA: the base operation's operands
+    op = strip_encoding_suffix(opcode).removesuffix("_sdwa").removesuffix("_dpp")   # the base operation's operands
     if op.startswith("s_"):
         scc_defs = ("scc",) if op.startswith(_SCC_WRITERS) else ()
         scc_uses = ("scc",) if op.startswith(_SCC_READERS) else ()
