@@ -31,7 +31,7 @@ KEY_V, KEY_A, KEY_HWREG, KEY_ANY = 256, 768, 1400, 1401
 EXEC_KEYS, VCC_KEYS, M0_KEYS = (126, 127), (106, 107), (124,)
 _SPECIAL = {"vcc": VCC_KEYS, "vcc_lo": (106,), "vcc_hi": (107,), "exec": EXEC_KEYS, "exec_lo": (126,),
             "exec_hi": (127,), "m0": M0_KEYS, "flat_scratch": (102, 103)}
-_READS_DEST = re.compile(r"^(v_fmac_|v_mac_|v_dot2c_|s_addk_|s_mulk_|s_cmovk_)")
+_READS_DEST = re.compile(r"^(v_fmac_|v_mac_|v_dot2c_|s_addk_|s_mulk_|s_cmovk_|v_permlane(16|32)_swap_|v_smfmac_)")
 _DPP = frozenset({"dpp8", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr", "wave_rol", "wave_ror",
                   "row_mirror", "row_half_mirror", "row_bcast", "quad_perm", "row_newbcast", "row_share",
                   "row_xmask"})
@@ -95,13 +95,24 @@ def _store_data(ins, assignment):
     return keys if len(keys) > 2 else None
 
 
+_FP8_BYTE_SEL = re.compile(r"^v_cvt_(scalef32_)?sr_(fp8|bf8)_")    # op_sel[3:2] picks the destination byte
+_SR_FP4 = re.compile(r"^v_cvt_scalef32_sr_pk_fp4_")                # forwards whatever its op_sel
+
+
 def _dst_sel(ins) -> bool:
-    """SDWA dst_sel other than DWORD, or the VOP3 op_sel bit of the destination (checkVALUHazards)."""
+    """A VALU that writes part of its destination (checkVALUHazards, getDstSelForwardingOperand): SDWA
+    dst_sel other than DWORD, the VOP3 op_sel bit of the destination, an FP8 convert writing a byte
+    other than byte 0, and gfx950's stochastic-rounding FP4 converts (llc-22 probes,
+    docs/hazards-vs-llvm.md)."""
     sel = ins.modifier("dst_sel")
     if sel is not None and sel != 6:
         return True
-    op_sel = ins.modifier("op_sel")
-    return bool(op_sel) and bool(op_sel >> max(len(ins.uses), 0) & 1)
+    if _SR_FP4.match(ins.opcode):
+        return True
+    op_sel = ins.modifier("op_sel") or 0
+    if _FP8_BYTE_SEL.match(ins.opcode):
+        return bool(op_sel & 0b1100)
+    return bool(op_sel >> max(len(ins.uses), 0) & 1)
 
 
 CLASSES = {
@@ -197,10 +208,10 @@ def _groups(ins: Instruction, role: str, assignment) -> tuple:
         return tuple(g for g in keys(ops[2:3]) if g[0] < KEY_V)
     if role == "src0":
         return keys(ops[info.num_defs:info.num_defs + 1])
-    if role == "src_ab":
-        return keys(ops[1:3])
-    if role == "src_c":
-        return keys(ops[3:4])
+    if role == "src_ab":       # v_smfmac's index (its 4th operand) counts as SrcA/B, as in LLVM (not src2)
+        return keys(ops[1:4] if ins.opcode.startswith("v_smfmac") else ops[1:3])
+    if role == "src_c":        # v_smfmac accumulates into its destination (LLVM's src2, tied to vdst)
+        return keys(ops[0:1] if ins.opcode.startswith("v_smfmac") else ops[3:4])
     if role == "store_data":
         data = _store_data(ins, assignment)
         return (data,) if data else ()

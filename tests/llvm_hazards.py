@@ -1,0 +1,310 @@
+"""Ask LLVM's own hazard recognizer how many wait states a sequence needs, to check isa/*.yaml against it.
+
+A sequence is written once, as assembly text our parser reads; ``to_mir`` turns it into MIR with
+physical registers, and ``llc -run-pass=post-RA-hazard-rec`` (GCNHazardRecognizer in its s_nop-
+inserting mode) fills in the s_nops it wants. With nothing between producer and consumer, the wait
+states LLVM inserts before the consumer are exactly what it requires.
+
+``python3 tests/llvm_hazards.py`` prints the comparison table of docs/hazards-vs-llvm.md (the probe
+cases below, for gfx942 and gfx950): our required wait states next to LLVM's.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from functools import lru_cache
+
+from tensile_asm.toolchain_paths import find_llvm_tool
+
+_MIR_HEAD = """---
+name: k
+tracksRegLiveness: false
+machineFunctionInfo:
+  isEntryFunction: true
+body: |
+  bb.0:
+"""
+
+
+def _reg(text: str) -> str:
+    """``v5`` / ``v[0:3]`` / ``a[0:3]`` / ``s[10:11]`` / ``vcc`` / ``exec`` -> MIR physical register."""
+    text = text.strip()
+    if text in ("vcc", "exec", "m0"):
+        return "$" + text
+    m = re.fullmatch(r"([vas])(?:(\d+)|\[(\d+):(\d+)\])", text)
+    if not m:
+        raise ValueError(f"not a register: {text!r}")
+    kind = {"v": "vgpr", "a": "agpr", "s": "sgpr"}[m.group(1)]
+    lo = int(m.group(2) or m.group(3))
+    hi = int(m.group(2) or m.group(4))
+    return "$" + "_".join(f"{kind}{i}" for i in range(lo, hi + 1))
+
+
+@lru_cache(maxsize=None)
+def _mc_name(arch: str, line: str) -> str:
+    """LLVM's MC opcode of one assembly line (``llvm-mc -show-inst``)."""
+    p = subprocess.run([find_llvm_tool("llvm-mc"), "-triple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-show-inst"],
+                       input=line + "\n", capture_output=True, text=True)
+    m = re.search(r"<MCInst #\d+ (\w+)", p.stdout)
+    if p.returncode or not m:
+        raise ValueError(f"llvm-mc -mcpu={arch} does not take '{line}': {p.stderr.strip()}")
+    return m.group(1)
+
+
+# Non-MFMA instructions the probes use: mnemonic -> MIR template over the operands {0}, {1}, ...
+_SIMPLE = {
+    "v_add_f32": "{0} = V_ADD_F32_e32 {1}, {2}, implicit $mode, implicit $exec",
+    "v_mov_b32": "{0} = V_MOV_B32_e32 {1}, implicit $exec",
+    "v_exp_f32": "{0} = V_EXP_F32_e32 {1}, implicit $mode, implicit $exec",
+    "v_accvgpr_read_b32": "{0} = V_ACCVGPR_READ_B32_e64 {1}, implicit $exec",
+    "v_accvgpr_write_b32": "{0} = V_ACCVGPR_WRITE_B32_e64 {1}, implicit $exec",
+    "v_readfirstlane_b32": "{0} = V_READFIRSTLANE_B32 {1}, implicit $exec",
+    "v_cndmask_b32": "{0} = V_CNDMASK_B32_e32 {1}, {2}, implicit $vcc, implicit $exec",
+    "v_cmp_lt_u32": "{0} = V_CMP_LT_U32_e64 {1}, {2}, implicit $exec",
+    "v_cmpx_lt_u32": "V_CMPX_LT_U32_e32 {1}, {2}, implicit-def $vcc, implicit-def $exec, implicit $exec",
+    "v_fma_f64": "{0} = V_FMA_F64_e64 0, {1}, 0, {2}, 0, {3}, 0, 0, implicit $mode, implicit $exec",
+    "v_permlane16_swap_b32": "{0}, {1} = V_PERMLANE16_SWAP_B32_e64 {0}, {1}, 0, 0, implicit $exec",
+    "v_permlane32_swap_b32": "{0}, {1} = V_PERMLANE32_SWAP_B32_e64 {0}, {1}, 0, 0, implicit $exec",
+    "ds_write_b32": "DS_WRITE_B32_gfx9 {0}, {1}, 0, 0, implicit $exec",
+    "global_store_dword": "GLOBAL_STORE_DWORD {0}, {1}, 0, 0, implicit $exec",
+    "global_store_dwordx4": "GLOBAL_STORE_DWORDX4 {0}, {1}, 0, 0, implicit $exec",
+    "s_mov_b32": "{0} = S_MOV_B32 {1}",
+}
+
+
+def _operand(text: str) -> str:
+    text = text.strip()
+    return text if re.fullmatch(r"-?\d+", text) else _reg(text)
+
+
+def to_mir(arch: str, line: str) -> str:
+    """One assembly line (the vocabulary above, or any MFMA / SMFMAC) as a MIR instruction."""
+    mnemonic, _, rest = line.strip().partition(" ")
+    ops = [o for o in rest.split(",") if o.strip() and o.strip() != "off"]
+    if mnemonic.startswith(("v_mfma", "v_smfmac")):
+        return _mfma_mir(arch, line, mnemonic, [o.strip() for o in ops])
+    if mnemonic in _SIMPLE:
+        return _SIMPLE[mnemonic].format(*[_operand(o) for o in ops])
+    return _from_mc(arch, line)
+
+
+@lru_cache(maxsize=None)
+def _from_mc(arch: str, line: str) -> str:
+    """Any other one-destination VOP3 line: llvm-mc's operand list as a MIR instruction, the implicit
+    operands the MIR parser asks for added one by one."""
+    p = subprocess.run([find_llvm_tool("llvm-mc"), "-triple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-show-inst"],
+                       input=line + "\n", capture_output=True, text=True)
+    name = re.sub(r"_(vi|gfx9|gfx940)$", "", _mc_name(arch, line))
+    if not re.search(r"_e(32|64)$", name):
+        name += "_e64"
+    ops = [value if kind == "Imm" else "$" + value.lower()
+           for kind, value in re.findall(r"<MCOperand (Reg|Imm):(\w+)>", p.stdout)]
+    implicit = ["implicit $mode", "implicit $exec"]
+    for _ in range(4):
+        text = f"{ops[0]} = {name} {', '.join(ops[1:] + implicit)}"
+        q = subprocess.run([find_llvm_tool("llc"), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-run-pass=none",
+                            "-verify-machineinstrs", "-o", "/dev/null", "-x", "mir", "-"],
+                           input=_MIR_HEAD + f"    {text}\n    S_ENDPGM 0\n...\n", capture_output=True, text=True)
+        if q.returncode == 0:
+            return text
+        missing = re.search(r"missing implicit register operand '([^']+)'", q.stderr)
+        if not missing:
+            break
+        implicit.append(missing.group(1))
+    raise ValueError(f"no MIR form for '{line}' on {arch}: {q.stderr.strip()[:300]}")
+
+
+def _mfma_mir(arch, line, mnemonic, ops):
+    base = re.sub(r"_(gfx940|gfx90a)(_[av]cd)?$|_vi$", "", _mc_name(arch, line))
+    acc = ops[0].startswith("a")
+    d, a, b = (_reg(o) for o in ops[:3])
+    if mnemonic.startswith("v_smfmac"):           # D = op A, B, idx, cbsz, abid, C (C tied to D)
+        return f"{d} = {base}_e64 {a}, {b}, {_reg(ops[3])}, 0, 0, {d}, implicit $mode, implicit $exec"
+    c = _reg(ops[3])
+    pseudo = base + ("_e64" if acc else "_vgprcd_e64")
+    if mnemonic.startswith("v_mfma_scale"):        # ..., C, cbsz, blgp, scale A, scale B, op_sel, op_sel_hi
+        return (f"{d} = {pseudo} {a}, {b}, {c}, 0, 0, {_reg(ops[4])}, {_reg(ops[5])}, 0, 0, "
+                f"implicit $mode, implicit $exec")
+    imms = "0, 0" if "F8F6F4" in base else "0, 0, 0"   # f8f6f4: formats are in the opcode
+    return f"{d} = {pseudo} {a}, {b}, {c}, {imms}, implicit $mode, implicit $exec"
+
+
+def llvm_wait_states(arch: str, lines) -> list:
+    """The wait states LLVM's hazard recognizer inserts before each of ``lines`` (assembly text)."""
+    mir = _MIR_HEAD + "".join(f"    {to_mir(arch, line)}\n" for line in lines) + "    S_ENDPGM 0\n...\n"
+    p = subprocess.run([find_llvm_tool("llc"), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}",
+                        "-run-pass=post-RA-hazard-rec", "-o", "-", "-x", "mir", "-"],
+                       input=mir, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"llc -mcpu={arch} failed on\n{mir}\n{p.stderr}")
+    out, pending = [], 0
+    for text in p.stdout.split("bb.0:", 1)[1].splitlines():
+        text = text.strip()
+        if not text or text.startswith(("liveins", ";")):
+            continue
+        nop = re.match(r"S_NOP (\d+)", text)
+        if nop:
+            pending += int(nop.group(1)) + 1
+        elif text.startswith("S_ENDPGM"):
+            break
+        else:
+            out.append(pending)
+            pending = 0
+    assert len(out) == len(lines), (lines, p.stdout)
+    return out
+
+
+def llvm_need(arch: str, history, consumer: str) -> int:
+    return llvm_wait_states(arch, [*history, consumer])[-1]
+
+
+# -- the probes: (name, LLVM function / constant, archs, producer lines, consumer) -------------------------
+_ARCHS = ("gfx942", "gfx950")
+_CDNA3 = ("gfx942", "gfx950")
+XDL = {  # XDL MFMAs by passes (as LLVM 22 counts them), on both targets
+    2: "v_mfma_f32_4x4x4_16b_f16 v[0:3], v[32:33], v[48:49], v[0:3]",
+    4: "v_mfma_f32_16x16x16_f16 v[0:3], v[32:33], v[48:49], v[0:3]",
+    8: "v_mfma_f32_32x32x8_f16 v[0:15], v[32:33], v[48:49], v[0:15]",
+    16: "v_mfma_f32_32x32x4_2b_f16 v[0:31], v[32:33], v[48:49], v[0:31]",
+}
+SGEMM = {
+    2: "v_mfma_f32_4x4x1_16b_f32 v[0:3], v32, v48, v[0:3]",
+    8: "v_mfma_f32_16x16x4_f32 v[0:3], v32, v48, v[0:3]",
+    16: "v_mfma_f32_32x32x2_f32 v[0:15], v32, v48, v[0:15]",
+}
+SMFMAC = "v_smfmac_f32_16x16x32_f16 v[0:3], v[32:33], v[48:51], v60"
+DGEMM4 = "v_mfma_f64_4x4x4_4b_f64 v[0:1], v[32:33], v[48:49], v[0:1]"
+DGEMM16 = "v_mfma_f64_16x16x4_f64 v[0:7], v[32:33], v[48:49], v[0:7]"
+GFX950_NEW = [  # gfx950's new shapes, written to v[0:..] like the others
+    "v_mfma_f32_16x16x32_f16 v[0:3], v[32:35], v[48:51], v[0:3]",
+    "v_mfma_f32_32x32x16_bf16 v[0:15], v[32:35], v[48:51], v[0:15]",
+    "v_mfma_i32_16x16x64_i8 v[0:3], v[32:35], v[48:51], v[0:3]",
+    "v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[32:39], v[48:55], v[0:3]",
+    "v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[32:39], v[48:55], v[0:15]",
+    "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[32:39], v[48:55], v[0:3], v60, v61",
+    "v_smfmac_f32_16x16x64_f16 v[0:3], v[32:35], v[48:55], v60",
+    "v_smfmac_f32_32x32x64_fp8_fp8 v[0:15], v[32:35], v[48:55], v60",
+]
+
+
+def _with_srcc(line: str, base: int) -> str:
+    """The same MFMA reading SrcC from v[base..] (its result still goes to v[0..])."""
+    ops = line.split(",")
+    m = re.fullmatch(r"\s*v\[(\d+):(\d+)\]", ops[3])
+    n = int(m.group(2)) - int(m.group(1))
+    ops[3] = f" v[{base}:{base + n}]"
+    return ",".join(ops)
+
+
+def _srcc_partial(line: str) -> str:
+    """The same MFMA writing v[70..] from a SrcC that overlaps v[0..] partly (from v2)."""
+    ops = line.split(",")
+    first, _, dst = ops[0].partition(" ")
+    m = re.fullmatch(r"v\[(\d+):(\d+)\]", dst)
+    n = int(m.group(2)) - int(m.group(1))
+    return ",".join([f"{first} v[70:{70 + n}]", *ops[1:3], f" v[2:{2 + n}]", *ops[4:]])
+
+
+def _srcab_reader(line: str) -> str:
+    """The same MFMA with SrcA taken from v[0..] (the previous result), writing v[70..]."""
+    ops = line.split(",")
+    first, _, dst = ops[0].partition(" ")
+    m = re.fullmatch(r"v\[(\d+):(\d+)\]", dst)
+    n = int(m.group(2)) - int(m.group(1))
+    a = re.fullmatch(r"\s*v(?:(\d+)|\[(\d+):(\d+)\])", ops[1])
+    na = 0 if a.group(1) else int(a.group(3)) - int(a.group(2))
+    a_new = " v0" if a.group(1) else f" v[0:{na}]"
+    return ",".join([f"{first} v[70:{70 + n}]", a_new, ops[2], f" v[70:{70 + n}]", *ops[4:]])
+
+
+def probes():
+    """(rule, archs, producer lines, consumer) for every rule the tables have on gfx942/gfx950."""
+    out = []
+    producers = ([(f"xdl{n}", line) for n, line in XDL.items()] + [(f"sgemm{n}", line) for n, line in SGEMM.items()]
+                 + [("dgemm4", DGEMM4), ("dgemm16", DGEMM16)])
+    for tag, p in producers:
+        out.append((f"{tag} -> VALU read", _ARCHS, [p], "v_add_f32 v100, v1, v1"))
+        out.append((f"{tag} -> VALU write (WAW)", _ARCHS, [p], "v_mov_b32 v1, 0"))
+        out.append((f"{tag} -> DS read", _ARCHS, [p], "ds_write_b32 v1, v90"))
+        out.append((f"{tag} -> VMEM store data", _ARCHS, [p], "global_store_dword v[90:91], v1, off"))
+        out.append((f"{tag} SrcC -> VALU write (WAR)", _ARCHS, [_with_srcc(p, 64)], "v_mov_b32 v65, 0"))
+        out.append((f"{tag} -> same MFMA, SrcC the same registers", _ARCHS, [p], p))
+        for ctag, c in ((f"xdl4", XDL[4]), ("sgemm8", SGEMM[8]), ("dgemm16", DGEMM16)):
+            out.append((f"{tag} -> {ctag} SrcC overlapped", _ARCHS, [p], _srcc_partial(c)))
+            out.append((f"{tag} -> {ctag} SrcA", _ARCHS, [p], _srcab_reader(c)))
+    for line in GFX950_NEW:
+        tag = line.split()[0]
+        out.append((f"{tag} -> VALU read", ("gfx950",), [line], "v_add_f32 v100, v1, v1"))
+        out.append((f"{tag} -> VALU write (WAW)", ("gfx950",), [line], "v_mov_b32 v1, 0"))
+        if not tag.startswith("v_smfmac"):
+            out.append((f"{tag} SrcC -> VALU write (WAR)", ("gfx950",), [_with_srcc(line, 64)], "v_mov_b32 v65, 0"))
+            out.append((f"{tag} -> xdl4 SrcC overlapped", ("gfx950",), [line], _srcc_partial(XDL[4])))
+        out.append((f"{tag} -> xdl4 SrcA", ("gfx950",), [line], _srcab_reader(XDL[4])))
+    out += [
+        ("AGPR result -> v_accvgpr_read", _ARCHS, ["v_mfma_f32_32x32x8_f16 a[0:15], v[32:33], v[48:49], a[0:15]"],
+         "v_accvgpr_read_b32 v3, a1"),
+        ("v_accvgpr_write -> MFMA SrcC", _ARCHS, ["v_accvgpr_write_b32 a1, v9"],
+         "v_mfma_f32_32x32x8_f16 a[0:15], v[32:33], v[48:49], a[0:15]"),
+        ("VALU write -> MFMA SrcA", _ARCHS, ["v_mov_b32 v32, 0"], XDL[8]),
+        ("VALU write -> MFMA SrcC", _ARCHS, ["v_mov_b32 v1, 0"], XDL[8]),
+        ("VALU write -> MFMA scale operand", ("gfx950",), ["v_mov_b32 v60, 0"], GFX950_NEW[5]),
+        ("VALU write exec -> MFMA", _ARCHS, ["v_cmpx_lt_u32 vcc, v1, v2"], XDL[4]),
+        ("DGEMM -> v_fma_f64", _ARCHS, [DGEMM4], "v_fma_f64 v[20:21], v[22:23], v[24:25], v[26:27]"),
+        ("VALU write SGPR -> VALU read", _ARCHS, ["v_cmp_lt_u32 vcc, v1, v2"], "v_cndmask_b32 v3, v4, v5, vcc"),
+        ("VALU write VGPR -> v_readfirstlane", _ARCHS, ["v_mov_b32 v1, 0"], "v_readfirstlane_b32 s4, v1"),
+        ("VALU write exec -> v_readfirstlane", _ARCHS, ["v_cmpx_lt_u32 vcc, v1, v2"], "v_readfirstlane_b32 s4, v7"),
+        ("trans -> VALU read", _ARCHS, ["v_exp_f32 v1, v2"], "v_add_f32 v3, v1, v1"),
+        ("VMEM store > 8 bytes -> VALU overwrite", _ARCHS, ["global_store_dwordx4 v[90:91], v[4:7], off"],
+         "v_mov_b32 v5, 0"),
+        ("v_smfmac chain (SrcC = its destination)", _ARCHS, [SMFMAC], SMFMAC),
+        ("XDL result -> v_smfmac index", _ARCHS, [XDL[4]], "v_smfmac_f32_16x16x32_f16 v[70:73], v[32:33], v[48:51], v1"),
+        ("XDL result -> v_smfmac accumulator", _ARCHS, [XDL[4]], "v_smfmac_f32_16x16x32_f16 v[0:3], v[32:33], v[48:51], v60"),
+        ("VALU write -> v_smfmac accumulator", _ARCHS, ["v_mov_b32 v1, 0"], SMFMAC),
+        ("VALU write -> v_smfmac index", _ARCHS, ["v_mov_b32 v60, 0"], SMFMAC),
+        ("v_smfmac -> VALU read", _ARCHS, [SMFMAC], "v_add_f32 v100, v1, v1"),
+        ("v_smfmac -> SGEMM SrcC overlapped", _ARCHS, [SMFMAC], _srcc_partial(SGEMM[8])),
+        ("v_cvt_pk_fp8_f32 op_sel dst -> VALU read", _ARCHS, ["v_cvt_pk_fp8_f32 v1, v2, v3 op_sel:[0,0,1]"],
+         "v_add_f32 v10, v1, v1"),
+        ("v_cvt_sr_fp8_f32 byte 2 -> VALU read", _ARCHS, ["v_cvt_sr_fp8_f32 v1, v2, v3 op_sel:[0,0,1,0]"],
+         "v_add_f32 v10, v1, v1"),
+        ("v_cvt_sr_fp8_f32 byte 1 -> VALU read", _ARCHS, ["v_cvt_sr_fp8_f32 v1, v2, v3 op_sel:[0,0,0,1]"],
+         "v_add_f32 v10, v1, v1"),
+        ("v_cvt_sr_fp8_f32 byte 0 -> VALU read", _ARCHS, ["v_cvt_sr_fp8_f32 v1, v2, v3"], "v_add_f32 v10, v1, v1"),
+        ("v_cvt_scalef32_pk_fp8_f32 op_sel dst -> VALU read", ("gfx950",),
+         ["v_cvt_scalef32_pk_fp8_f32 v1, v2, v3, v4 op_sel:[0,0,0,1]"], "v_add_f32 v10, v1, v1"),
+        ("v_cvt_scalef32_sr_fp8_f32 byte 2 -> VALU read", ("gfx950",),
+         ["v_cvt_scalef32_sr_fp8_f32 v1, v2, v3, v4 op_sel:[0,0,1,0]"], "v_add_f32 v10, v1, v1"),
+        ("v_cvt_scalef32_sr_pk_fp4_f32 -> VALU read", ("gfx950",), ["v_cvt_scalef32_sr_pk_fp4_f32 v1, v[2:3], v3, v4"],
+         "v_add_f32 v10, v1, v1"),
+        ("v_cvt_scalef32_pk_fp4_f32 -> VALU read", ("gfx950",), ["v_cvt_scalef32_pk_fp4_f32 v1, v2, v3, v4"],
+         "v_add_f32 v10, v1, v1"),
+        ("VALU write -> v_permlane16_swap", ("gfx950",), ["v_mov_b32 v1, 0"], "v_permlane16_swap_b32 v1, v2"),
+        ("VALU write -> v_permlane32_swap", ("gfx950",), ["v_mov_b32 v2, 0"], "v_permlane32_swap_b32 v1, v2"),
+        ("v_cmpx (exec) -> v_permlane32_swap", ("gfx950",), ["v_cmpx_lt_u32 vcc, v7, v8"], "v_permlane32_swap_b32 v1, v2"),
+    ]
+    return out
+
+
+def compare(archs=_ARCHS):
+    """[(rule, arch, ours, llvm)] over every probe."""
+    from tensile_asm.isa.arch import load_arch
+    from tensile_asm.isa.hazards import required_wait_states
+    from tensile_asm.isa.parser import parse_instruction as P
+    rows = []
+    for name, on, producers, consumer in probes():
+        for arch in on:
+            if arch not in archs:
+                continue
+            ours = required_wait_states([P(h) for h in producers], P(consumer), load_arch(arch))
+            rows.append((name, arch, ours, llvm_need(arch, producers, consumer)))
+    return rows
+
+
+if __name__ == "__main__":
+    rows = compare(tuple(sys.argv[1:]) or _ARCHS)
+    print("| probe | arch | ours | LLVM |\n|---|---|---|---|")
+    for name, arch, ours, llvm in rows:
+        mark = "" if ours == llvm else (" **more**" if ours > llvm else " **FEWER**")
+        print(f"| {name} | {arch} | {ours}{mark} | {llvm} |")
