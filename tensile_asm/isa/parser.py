@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from tensile_asm.isa.instruction import SDWA_SELECTORS, SDWA_UNUSED, Instruction
 from tensile_asm.isa.opcodes import strip_encoding_suffix
 from tensile_asm.isa.registers import SPECIAL_WIDTH, Imm, Label, Reg, Special
+from tensile_asm.isa.symbolic_fields import buffer_format, swizzle_offset
 
 
 class AsmParseError(ValueError):
@@ -132,6 +133,11 @@ def _parse_modifier(tok: str):
         return (tok, None)
     if ":" in tok:
         name, value = tok.split(":", 1)
+        if (name, value[:1]) in (("offset", "s"), ("format", "[")):       # printed symbolically
+            try:
+                return (name, (swizzle_offset if name == "offset" else buffer_format)(value))
+            except ValueError as e:
+                raise AsmParseError(f"cannot read modifier {tok!r}: {e}") from None
         if value.startswith("[") and value.endswith("]"):
             items = [int(x, 0) for x in value[1:-1].split(",") if x.strip()]
             width = 2 if name == "quad_perm" else 1
