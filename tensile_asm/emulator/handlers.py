@@ -3,8 +3,6 @@
 from tensile_asm.emulator import lds, mfma, salu, smem, valu, vcmp, vfloat, vhalf, vmem, vmem16, vpacked  # noqa: F401
 from tensile_asm.emulator import dsatomic, dsperm, vdiv, vf16, vf64, vi16, vpk16  # noqa: F401,E402  (third-party code: fixtures)
 from tensile_asm.emulator import vgfx950  # noqa: F401,E402  (gfx950 additions)
-from tensile_asm.emulator import smfmac  # noqa: F401,E402  (sparse MFMAs, v_smfmac_*)
-from tensile_asm.emulator import ds_transpose, lds8  # noqa: F401,E402  (gfx950 LDS transpose loads; 8-bit LDS)
 from tensile_asm.emulator import vcmp16  # noqa: F401,E402  (fp16/fp64/16-bit integer compares, class tests)
 from tensile_asm.emulator import vfp_misc, vint_misc  # noqa: F401,E402  (remaining float and integer VALU)
 from tensile_asm.emulator import vdpp  # noqa: F401,E402  (last: wraps the VOP1/VOP2 handlers above)
@@ -12,8 +10,6 @@ from tensile_asm.emulator import vsdwa  # noqa: F401,E402  (after vdpp: wraps th
 from tensile_asm.emulator import vatomic  # noqa: F401,E402  (after vmem16: its fp64 atomics gain return forms)
 from tensile_asm.emulator import gds  # noqa: E402
 gds.register()     # after every DS handler: gives them their gds form
-from tensile_asm.emulator import scratch  # noqa: E402
-scratch.register()  # after every buffer load/store handler: gives them the private segment buffer path
 
 
 def implemented_opcodes() -> list[str]:
