@@ -22,6 +22,7 @@ import copy
 import numpy as np
 
 from tensile_asm.emulator import fuse, hazard_check
+from tensile_asm.emulator.lds_dma import is_lds_dma, merge_batch_members
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.program import describe
 from tensile_asm.emulator.state import READY
@@ -128,15 +129,16 @@ def _same_pending(p: Pending, q: Pending) -> bool:
 def merge_pending(group) -> None:
     """Before a batch forms: the leader's outstanding LDS writes carry every member's lanes."""
     lead = group.waves[0].pending
-    for i, e in enumerate(lead.lgkm):
-        if e.lds_parts is None:
-            continue
-        parts = list(e.lds_parts)
-        for w in group.waves[1:]:
-            other = w.pending.lgkm[i]
-            if other is not e and other.lds_parts:
-                parts.extend(other.lds_parts)
-        e.lds_parts = tuple(parts)
+    for queue in ("lgkm", "vm"):                 # vm: LDS-DMA loads (lds_dma.py)
+        for i, e in enumerate(getattr(lead, queue)):
+            if e.lds_parts is None:
+                continue
+            parts = list(e.lds_parts)
+            for w in group.waves[1:]:
+                other = getattr(w.pending, queue)[i]
+                if other is not e and other.lds_parts:
+                    parts.extend(other.lds_parts)
+            e.lds_parts = tuple(parts)
 
 
 def run_batch(b: WaveBatch, ops, counts, strict, budget) -> None:
@@ -178,6 +180,8 @@ def run_batch(b: WaveBatch, ops, counts, strict, budget) -> None:
                     if rs is not None:
                         rs.append(rj)
                 b.sync_exec()
+                if strict and is_lds_dma(op.inst):
+                    merge_batch_members(b)
                 if rs is not None:
                     outcome = rs
             if strict:

@@ -7,7 +7,8 @@ Race model (per dword): the barriers split a workgroup's run into intervals. Wit
 the waves are unordered, so one wave reading or writing a dword that another wave writes in the
 same interval is a race, whatever order the emulator happened to run the waves in. A write the
 wave had not waited for (``s_waitcnt lgkmcnt``) when it reached the barrier is still in flight
-after it, so it also belongs to the next interval. Accesses are only recorded as they happen (an
+after it, so it also belongs to the next interval; so does an LDS-DMA load's write (lds_dma.py) not yet
+waited for with ``s_waitcnt vmcnt``, and a DS access of the wave's own in-flight DMA region is an error. Accesses are only recorded as they happen (an
 append per instruction); each interval is checked at once, vectorised, when it closes.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensile_asm.emulator import lds_dma
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.program import Unsupported, describe, handles, reg_keys
@@ -25,14 +27,22 @@ class LdsTracker:
     def __init__(self, ndwords: int):
         self.ndwords = ndwords
         self.reads: dict = {}               # wave index -> [(dword indices, instruction)]
-        self.writes: dict = {}              # wave index -> [(dword indices, instruction, carried over)]
+        self.writes: dict = {}              # wave index -> [(dword indices, instruction, carried over:
+                                            #   the counter it was still waiting on, else None)]
         self.raw: list = []                 # (column owners, dword indices, instruction, is write)
         self.interval = 0
 
     def read(self, w, idx, inst) -> None:
+        if w.pending.vm:
+            lds_dma.check_in_flight(w, idx, inst, "reads")
         self.raw.append((w.column_owners(), idx, inst, False))
 
     def write(self, w, idx, inst) -> None:
+        if w.pending.vm:
+            lds_dma.check_in_flight(w, idx, inst, "writes")
+        self.record_write(w, idx, inst)
+
+    def record_write(self, w, idx, inst) -> None:
         self.raw.append((w.column_owners(), idx, inst, True))
 
     def _sort_raw(self) -> None:
@@ -41,7 +51,7 @@ class LdsTracker:
             for wave, cols in owners:
                 part = idx if cols is None else idx[..., cols]
                 if is_write:
-                    self.writes.setdefault(wave, []).append((part, inst, False))
+                    self.writes.setdefault(wave, []).append((part, inst, None))
                 else:
                     self.reads.setdefault(wave, []).append((part, inst))
         self.raw = []
@@ -55,11 +65,12 @@ class LdsTracker:
             self.reads, self.writes = {}, {}
             seen = set()                     # writes still in flight spill into the next interval
             for w in group.waves:            # (waves of a batch share their outstanding entries)
-                for e in w.pending.lgkm:
+                for e in (*w.pending.lgkm, *w.pending.vm):      # vm: LDS-DMA loads (lds_dma.py)
                     if e.lds_parts is not None and id(e) not in seen:
                         seen.add(id(e))
+                        counter = "vmcnt" if e.kind == "vm" else "lgkmcnt"
                         for wave, part in e.lds_parts:
-                            self.writes.setdefault(wave, []).append((part, e.inst, True))
+                            self.writes.setdefault(wave, []).append((part, e.inst, counter))
             self.interval += 1
 
     def _check(self, group) -> None:
@@ -87,7 +98,7 @@ class LdsTracker:
         table = self.writes if access == "writes" else self.reads
         o_inst = next(r[1] for r in table[other] if (r[0] == dword).any())
         how = (f"that write was still in flight at the s_barrier before (wave {writer} had not waited for it "
-               f"with s_waitcnt lgkmcnt)" if carried else "no s_barrier separates them")
+               f"with s_waitcnt {carried})" if carried else "no s_barrier separates them")
         raise EmulationError(
             f"strict: LDS race in workgroup {group.id}, barrier interval {self.interval}: wave {other} {access} "
             f"LDS byte 0x{dword * 4:x} at {describe(o_inst)} while wave {writer} writes it at "

@@ -49,12 +49,13 @@ def _srd(w, r):
     return w0 | (w1 & 0xFFFF) << 32, (w1 >> 16) & 0x3FFF, w2
 
 
-def _buffer_addresses(ins, cx):
-    """A function w -> (addresses [dwords, active], in-range mask, active selector)."""
-    vdata, vaddr, srsrc, soffset = ins.operands[:4]
+def _buffer_addresses(ins, cx, lds=False):
+    """A function w -> (addresses [dwords, active], in-range mask, active selector). ``lds``: an
+    LDS-DMA form (lds_dma.py), whose assembly has no vdata operand."""
+    vaddr, srsrc, soffset = ins.operands[:3] if lds else ins.operands[1:4]
     if not (isinstance(srsrc, Reg) and srsrc.kind == "s" and srsrc.count == 4):
         raise Unsupported(f"buffer resource {srsrc} is not four SGPRs")
-    if ins.has_modifier("lds") or ins.has_modifier("tfe"):
+    if ins.has_modifier("lds") != lds or ins.has_modifier("tfe"):
         raise Unsupported("lds/tfe buffer forms")
     offen, idxen = ins.has_modifier("offen"), ins.has_modifier("idxen")
     inst_offset = ins.modifier("offset", 0) or 0
