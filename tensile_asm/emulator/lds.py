@@ -7,9 +7,10 @@ Race model (per dword): the barriers split a workgroup's run into intervals. Wit
 the waves are unordered, so one wave reading or writing a dword that another wave writes in the
 same interval is a race, whatever order the emulator happened to run the waves in. A write the
 wave had not waited for (``s_waitcnt lgkmcnt``) when it reached the barrier is still in flight
-after it, so it also belongs to the next interval; so does an LDS-DMA load's write (lds_dma.py) not yet
-waited for with ``s_waitcnt vmcnt``, and a DS access of the wave's own in-flight DMA region is an error. Accesses are only recorded as they happen (an
-append per instruction); each interval is checked at once, vectorised, when it closes.
+after it, so it also belongs to the next interval; so does an LDS-DMA load's write (lds_dma.py)
+not yet waited for with ``s_waitcnt vmcnt``, and a DS access of the wave's own in-flight DMA region
+is an error. Accesses are only recorded as they happen (an append per instruction); each interval
+is checked at once, vectorised, when it closes.
 """
 
 from __future__ import annotations
