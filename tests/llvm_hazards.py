@@ -92,28 +92,36 @@ def to_mir(arch: str, line: str) -> str:
 
 @lru_cache(maxsize=None)
 def _from_mc(arch: str, line: str) -> str:
-    """Any other one-destination VOP3 line: llvm-mc's operand list as a MIR instruction, the implicit
-    operands the MIR parser asks for added one by one."""
+    """Any other one-destination line: llvm-mc's operand list as a MIR instruction, under the pseudo
+    name the MIR parser knows, with the implicit operands it asks for added one by one."""
     p = subprocess.run([find_llvm_tool("llvm-mc"), "-triple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-show-inst"],
                        input=line + "\n", capture_output=True, text=True)
-    name = re.sub(r"_(vi|gfx9|gfx940)$", "", _mc_name(arch, line))
-    if not re.search(r"_e(32|64)$", name):
-        name += "_e64"
+    base = re.sub(r"_(vi|gfx9|gfx940|gfx90a)$", "", _mc_name(arch, line))
     ops = [value if kind == "Imm" else "$" + value.lower()
            for kind, value in re.findall(r"<MCOperand (Reg|Imm):(\w+)>", p.stdout)]
-    implicit = ["implicit $mode", "implicit $exec"]
-    for _ in range(4):
-        text = f"{ops[0]} = {name} {', '.join(ops[1:] + implicit)}"
-        q = subprocess.run([find_llvm_tool("llc"), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-run-pass=none",
-                            "-verify-machineinstrs", "-o", "/dev/null", "-x", "mir", "-"],
-                           input=_MIR_HEAD + f"    {text}\n    S_ENDPGM 0\n...\n", capture_output=True, text=True)
-        if q.returncode == 0:
-            return text
-        missing = re.search(r"missing implicit register operand '([^']+)'", q.stderr)
-        if not missing:
-            break
-        implicit.append(missing.group(1))
-    raise ValueError(f"no MIR form for '{line}' on {arch}: {q.stderr.strip()[:300]}")
+    defs = 0 if re.match(r"(buffer|global)_store|ds_write", line) else 1
+    err = ""
+    for name in (base, base + "_e64", base + "_e32"):
+        implicit, pad = ["implicit $mode", "implicit $exec"], []
+        for _ in range(6):
+            text = f"{', '.join(ops[:defs])}{' = ' if defs else ''}{name} {', '.join(ops[defs:] + pad + implicit)}"
+            q = subprocess.run([find_llvm_tool("llc"), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-run-pass=none",
+                                "-verify-machineinstrs", "-o", "/dev/null", "-x", "mir", "-"],
+                               input=_MIR_HEAD + f"    {text}\n    S_ENDPGM 0\n...\n", capture_output=True, text=True)
+            if q.returncode == 0:
+                return text
+            err = q.stderr.strip()
+            missing = re.search(r"missing implicit register operand '([^']+)'", err)
+            extra = re.search(r"extraneous implicit register operand '([^']+)'", err)
+            if missing:
+                implicit.append(missing.group(1))
+            elif "Expected a non-register operand" in err and len(pad) < 2:   # an immediate MC leaves out
+                pad.append("0")
+            elif extra and f"implicit {extra.group(1).split()[-1]}" in implicit:
+                implicit.remove(f"implicit {extra.group(1).split()[-1]}")
+            else:
+                break
+    raise ValueError(f"no MIR form for '{line}' on {arch}: {err[:300]}")
 
 
 def _mfma_mir(arch, line, mnemonic, ops):
@@ -280,6 +288,30 @@ def probes():
          "v_add_f32 v10, v1, v1"),
         ("v_cvt_scalef32_pk_fp4_f32 -> VALU read", ("gfx950",), ["v_cvt_scalef32_pk_fp4_f32 v1, v2, v3, v4"],
          "v_add_f32 v10, v1, v1"),
+        ("v_pk_fma_f16 -> VALU read", _ARCHS, ["v_pk_fma_f16 v1, v2, v3, v4"], "v_add_f32 v10, v1, v1"),
+        ("v_pk_fma_f16 op_sel_hi:[0,1,1] -> VALU read", _ARCHS, ["v_pk_fma_f16 v1, v2, v3, v4 op_sel_hi:[0,1,1]"],
+         "v_add_f32 v10, v1, v1"),
+        ("v_pk_mul_f32 -> VALU read", _ARCHS, ["v_pk_mul_f32 v[0:1], v[2:3], v[4:5]"], "v_add_f32 v10, v1, v1"),
+        ("v_pk_mov_b32 -> VALU read", _ARCHS, ["v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[0,1]"],
+         "v_add_f32 v10, v1, v1"),
+        ("v_fma_mix_f32 -> VALU read", _ARCHS, ["v_fma_mix_f32 v1, v2, v3, v4"], "v_add_f32 v10, v1, v1"),
+        ("v_fma_mix_f32 op_sel_hi:[1,0,0] -> VALU read", _ARCHS, ["v_fma_mix_f32 v1, v2, v3, v4 op_sel_hi:[1,0,0]"],
+         "v_add_f32 v10, v1, v1"),
+        ("dot -> VALU read", _ARCHS, ["v_dot2_f32_f16 v1, v2, v3, v4"], "v_add_f32 v5, v1, v1"),
+        ("dot -> same dot SrcA", _ARCHS, ["v_dot2_f32_f16 v1, v2, v3, v4"], "v_dot2_f32_f16 v6, v1, v3, v4"),
+        ("dot -> same dot SrcC", _ARCHS, ["v_dot2_f32_f16 v1, v2, v3, v4"], "v_dot2_f32_f16 v6, v7, v3, v1"),
+        ("dot -> VALU write (WAW)", _ARCHS, ["v_dot2_f32_f16 v1, v2, v3, v4"], "v_mov_b32 v1, 0"),
+        ("dot -> MFMA SrcA", _ARCHS, ["v_dot2_f32_f16 v1, v2, v3, v4"], XDL[4].replace("v[32:33]", "v[0:1]")),
+        ("integer dot -> other dot SrcA", _ARCHS, ["v_dot4_i32_i8 v1, v2, v3, v4"], "v_dot2_f32_f16 v6, v1, v3, v4"),
+        ("VALU write VCC -> v_div_fmas", _ARCHS, ["v_cmp_lt_u32 vcc, v1, v2"], "v_div_fmas_f32 v0, v1, v2, v3"),
+        ("VALU write SGPR -> v_readlane lane select", _ARCHS, ["v_readfirstlane_b32 s8, v1"], "v_readlane_b32 s9, v2, s8"),
+        ("VALU write VGPR -> DPP read", _ARCHS, ["v_add_f32 v1, v2, v3"],
+         "v_mov_b32_dpp v3, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf"),
+        ("VALU write exec -> DPP", _ARCHS, ["v_cmpx_lt_u32 vcc, v1, v2"],
+         "v_mov_b32_dpp v3, v4 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf"),
+        ("VALU write SGPR -> VMEM", _ARCHS, ["v_readfirstlane_b32 s4, v1"], "buffer_load_dword v1, v2, s[4:7], 0 offen"),
+        ("SALU write m0 -> s_movrels", _ARCHS, ["s_mov_b32 m0, s1"], "s_movrels_b32 s2, s3"),
+        ("VALU write VGPR -> v_readlane", _ARCHS, ["v_add_f32 v1, v2, v3"], "v_readlane_b32 s9, v1, s8"),
         ("VALU write -> v_permlane16_swap", ("gfx950",), ["v_mov_b32 v1, 0"], "v_permlane16_swap_b32 v1, v2"),
         ("VALU write -> v_permlane32_swap", ("gfx950",), ["v_mov_b32 v2, 0"], "v_permlane32_swap_b32 v1, v2"),
         ("v_cmpx (exec) -> v_permlane32_swap", ("gfx950",), ["v_cmpx_lt_u32 vcc, v7, v8"], "v_permlane32_swap_b32 v1, v2"),

@@ -30,7 +30,8 @@ from tensile_asm.isa.registers import Reg, Special, VRegRef
 KEY_V, KEY_A, KEY_HWREG, KEY_ANY = 256, 768, 1400, 1401
 EXEC_KEYS, VCC_KEYS, M0_KEYS = (126, 127), (106, 107), (124,)
 _SPECIAL = {"vcc": VCC_KEYS, "vcc_lo": (106,), "vcc_hi": (107,), "exec": EXEC_KEYS, "exec_lo": (126,),
-            "exec_hi": (127,), "m0": M0_KEYS, "flat_scratch": (102, 103)}
+            "exec_hi": (127,), "m0": M0_KEYS, "flat_scratch": (102, 103),
+            "flat_scratch_lo": (102,), "flat_scratch_hi": (103,)}
 _READS_DEST = re.compile(r"^(v_fmac_|v_mac_|v_dot2c_|s_addk_|s_mulk_|s_cmovk_|v_permlane(16|32)_swap_|v_smfmac_)")
 _DPP = frozenset({"dpp8", "row_shl", "row_shr", "row_ror", "wave_shl", "wave_shr", "wave_rol", "wave_ror",
                   "row_mirror", "row_half_mirror", "row_bcast", "quad_perm", "row_newbcast", "row_share",
@@ -97,18 +98,28 @@ def _store_data(ins, assignment):
 
 _FP8_BYTE_SEL = re.compile(r"^v_cvt_(scalef32_)?sr_(fp8|bf8)_")    # op_sel[3:2] picks the destination byte
 _SR_FP4 = re.compile(r"^v_cvt_scalef32_sr_pk_fp4_")                # forwards whatever its op_sel
+# VOP3P: LLVM tests the destination op_sel bit of src0_modifiers, which on VOP3P is op_sel_hi[0]
+# (on by default for packed 16-bit sources, off for the mix ops); llc-22 inserts the wait state after
+# v_pk_fma_f16 & co. in real code, so we follow it
+_PACKED = re.compile(r"^v_(pk_\w+|dot2_(f32_f16|f32_bf16|i32_i16|u32_u16))$")
+_MIX = re.compile(r"^v_(fma|mad)_mix")
 
 
 def _dst_sel(ins) -> bool:
     """A VALU that writes part of its destination (checkVALUHazards, getDstSelForwardingOperand): SDWA
     dst_sel other than DWORD, the VOP3 op_sel bit of the destination, an FP8 convert writing a byte
-    other than byte 0, and gfx950's stochastic-rounding FP4 converts (llc-22 probes,
-    docs/hazards-vs-llvm.md)."""
+    other than byte 0, gfx950's stochastic-rounding FP4 converts, and VOP3P with op_sel_hi[0] set
+    (llc-22 probes, docs/hazards-vs-llvm.md)."""
     sel = ins.modifier("dst_sel")
     if sel is not None and sel != 6:
         return True
     if _SR_FP4.match(ins.opcode):
         return True
+    hi = ins.modifier("op_sel_hi")
+    if _PACKED.match(ins.opcode):
+        return hi is None or bool(hi & 1)
+    if _MIX.match(ins.opcode):
+        return bool(hi and hi & 1)
     op_sel = ins.modifier("op_sel") or 0
     if _FP8_BYTE_SEL.match(ins.opcode):
         return bool(op_sel & 0b1100)
