@@ -1,0 +1,72 @@
+"""8-bit LDS accesses: ``ds_write_b8`` (the low byte of the data VGPR) and ``ds_read_u8``/``ds_read_i8``
+(the byte zero- or sign-extended to 32 bits), as Triton's fp8/int8 kernels use them.
+
+Any byte address is aligned. Accesses are range-checked and, in strict mode, recorded for the race
+checker and lgkmcnt by the dword that holds the byte (as the 16-bit forms in vmem16.py do).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensile_asm.emulator import strict as strict_mode
+from tensile_asm.emulator.memory import Fault
+from tensile_asm.emulator.program import handles, reg_keys
+
+U8, U32 = np.uint8, np.uint32
+
+
+def _lds_bytes(w, addr, offset):
+    """The active lanes' byte addresses, range-checked, and the active-lane selector."""
+    a = addr(w)
+    if isinstance(a, int):
+        a = np.full(w.lanes, a, U32)
+    sel = None if w.exec_full else w.exec_lanes
+    byte = (a if sel is None else a[sel]).astype(np.int64) + offset
+    if byte.size and int(byte.max()) + 1 > w.group.lds_size:
+        raise Fault(f"LDS access at byte 0x{int(byte.max()):x} is outside the workgroup's {w.group.lds_size} "
+                    f"bytes of LDS")
+    return byte, sel
+
+
+def _read_builder(signed):
+    def build(ins, cx):
+        dst, vaddr = ins.operands[:2]
+        addr, offset, d0, keys = cx.vread(vaddr), ins.modifier("offset", 0) or 0, dst.index, reg_keys(dst)
+
+        def run(w):
+            byte, sel = _lds_bytes(w, addr, offset)
+            vals = w.group.lds.view(U8)[byte]
+            vals = vals.view(np.int8).astype(np.int32).view(U32) if signed else vals.astype(U32)
+            if cx.strict:
+                w.group.lds_tracker.read(w, byte >> 2, ins)
+            if sel is None:
+                w.v[d0] = vals
+            else:
+                w.v[d0, sel] = vals
+            if cx.strict:
+                strict_mode.issue(w, ins, keys, "lds")
+        run.manages_defs = True
+        return run
+    return build
+
+
+@handles("ds_write_b8")
+def _write_b8(ins, cx):
+    vaddr, data = ins.operands[:2]
+    addr, offset = cx.vread(vaddr), ins.modifier("offset", 0) or 0
+
+    def run(w):
+        byte, sel = _lds_bytes(w, addr, offset)
+        row = w.v[data.index]
+        vals = (row if sel is None else row[sel]).astype(U8)       # the low byte
+        if cx.strict:
+            w.group.lds_tracker.write(w, byte >> 2, ins)
+        w.group.lds.view(U8)[byte] = vals
+        if cx.strict:
+            strict_mode.issue(w, ins, (), "lds", byte >> 2)
+    return run
+
+
+handles("ds_read_u8")(_read_builder(False))
+handles("ds_read_i8")(_read_builder(True))
