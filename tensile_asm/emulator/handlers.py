@@ -13,6 +13,8 @@ from tensile_asm.emulator import vatomic  # noqa: F401,E402  (after vmem16: its 
 from tensile_asm.emulator import dsmisc  # noqa: F401,E402  (ds_swizzle, addtid, 8-bit d16 LDS, ds_nop)
 from tensile_asm.emulator import gds  # noqa: E402
 gds.register()     # after every DS handler: gives them their gds form
+from tensile_asm.emulator import scratch  # noqa: E402
+scratch.register()  # after every buffer load/store handler: gives them the private segment buffer path
 
 
 def implemented_opcodes() -> list[str]:

@@ -14,6 +14,7 @@ import struct
 
 import numpy as np
 
+from tensile_asm.emulator import scratch
 from tensile_asm.emulator.state import EXEC_HI, EXEC_LO, READY, VKEY, Wave, mask_of
 from tensile_asm.errors import UserError
 
@@ -124,7 +125,7 @@ class WaveSetup:
         # (what firmware without preload support runs); the emulator starts at the entry and runs it.
         user = []
         if kd.enable_sgpr_private_segment_buffer:
-            user += [0, 0, 0, 0]
+            user += scratch.segment_buffer(kd.private_segment_fixed_size)
         if kd.enable_sgpr_dispatch_ptr:
             packet = memory.alloc(64, "dispatch packet", init=_dispatch_packet(grid, block, lds, kernarg))
             user += [packet.base & 0xFFFFFFFF, packet.base >> 32]
@@ -134,10 +135,10 @@ class WaveSetup:
             user += [kernarg & 0xFFFFFFFF, kernarg >> 32]
         if kd.enable_sgpr_dispatch_id:
             user += [0, 0]
-        if kd.enable_sgpr_flat_scratch_init:
-            user += [0, 0]
+        if kd.enable_sgpr_flat_scratch_init:              # the wave offset (below) is 0
+            user += [scratch.PRIVATE_BASE & 0xFFFFFFFF, scratch.PRIVATE_BASE >> 32]
         if kd.enable_sgpr_private_segment_size:
-            user += [0]
+            user += [kd.private_segment_fixed_size]
         if len(user) > kd.user_sgpr_count:
             raise UserError(f"the kernel descriptor enables {len(user)} user SGPRs but USER_SGPR_COUNT is "
                             f"{kd.user_sgpr_count}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
-from tensile_asm.emulator import batch, cycles, float_modes, fuse, initial
+from tensile_asm.emulator import batch, cycles, float_modes, fuse, initial, scratch
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.gds import GdsMemory
 from tensile_asm.emulator.lds import LdsTracker
@@ -50,7 +50,7 @@ class LaunchResult:
 
 
 class Workgroup:
-    __slots__ = ("id", "lds", "lds_size", "lds_tracker", "memory", "waves", "vstore", "astore", "gds")
+    __slots__ = ("id", "lds", "lds_size", "lds_tracker", "memory", "waves", "vstore", "astore", "gds", "private")
 
     def __init__(self, wg_id, lds_size, memory, strict):
         self.id = wg_id
@@ -60,6 +60,7 @@ class Workgroup:
         self.memory = memory
         self.waves = []
         self.gds = None                     # the launch's GdsMemory, shared by every workgroup
+        self.private = None                 # scratch.PrivateMemory, made by the first private access
 
 
 class _Loaded:
@@ -194,6 +195,7 @@ class Emulator:
         if lds < kd.group_segment_fixed_size or lds > self.arch.max_lds_bytes_per_workgroup:
             raise UserError(f"lds_bytes={lds_bytes} must lie between the kernel's fixed group segment "
                             f"({kd.group_segment_fixed_size}) and {self.arch.max_lds_bytes_per_workgroup}")
+        scratch.check_launch(kd, kernel)
         ops = self.program(kernel)
         if trace is not None:
             ops = _traced(ops, trace, trace_if)

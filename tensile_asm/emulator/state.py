@@ -20,7 +20,8 @@ NUM_SCALAR = 128
 VKEY, AKEY, NUM_KEYS = 256, 768, 1280
 
 SPECIAL_INDEX = {"vcc": VCC_LO, "vcc_lo": VCC_LO, "vcc_hi": VCC_HI, "exec": EXEC_LO, "exec_lo": EXEC_LO,
-                 "exec_hi": EXEC_HI, "m0": M0, "flat_scratch": FLAT_SCRATCH_LO}
+                 "exec_hi": EXEC_HI, "m0": M0, "flat_scratch": FLAT_SCRATCH_LO,
+                 "flat_scratch_lo": FLAT_SCRATCH_LO, "flat_scratch_hi": FLAT_SCRATCH_LO + 1}
 
 # Register-state codes of the strict checker (one byte per key).
 UNWRITTEN, READY, PENDING = 0, 1, 2
