@@ -1,5 +1,5 @@
 """Code nobody here wrote runs on the emulator: kernels clang-22 compiled from HIP C++ (gfx90a) and
-Triton compiled (gfx942), committed under tests/data/fixtures/ by tools/make_emulator_fixtures.py.
+Triton compiled (gfx942, gfx950), committed under tests/data/fixtures/ by tools/make_emulator_fixtures.py.
 
 Each fixture runs in strict mode on random data (never zeros; outputs poisoned with NaN or a bit
 pattern) and its outputs must match the numpy expressions of its JSON. No compiler is needed here.
@@ -22,8 +22,39 @@ SPECS = sorted(FIXTURES.glob("*.json"))
 XFAIL: dict = {}
 
 
+def _bfloat16(codes: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):                 # NaN codes (left out when encoding)
+        return (codes.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def _float8_e4m3(codes: np.ndarray) -> np.ndarray:
+    """OCP FP8 E4M3 (gfx950): bias 7, subnormals, no infinities, S.1111.111 is NaN."""
+    c = codes.astype(np.int64)
+    e, m = (c >> 3) & 15, c & 7
+    mag = np.where(e == 0, m / 8 * 2.0 ** -6, (1 + m / 8) * 2.0 ** (e - 7))
+    mag = np.where((e == 15) & (m == 7), np.nan, mag)
+    return np.where(c & 0x80, -mag, mag)
+
+
+# array "encoding": the kernel gets the codes (the array's dtype), checks see the decoded values
+ENCODINGS = {"bfloat16": _bfloat16, "float8_e4m3": _float8_e4m3}
+
+
+def _encode_nearest(x: np.ndarray, dtype: np.dtype, decode) -> np.ndarray:
+    """The codes of the representable values nearest to x."""
+    codes = np.arange(2 ** (8 * dtype.itemsize)).astype(dtype)
+    vals = decode(codes)
+    keep = np.isfinite(vals)
+    order = np.argsort(vals[keep], kind="stable")
+    codes, vals = codes[keep][order], vals[keep][order]
+    hi = np.clip(np.searchsorted(vals, x), 1, len(vals) - 1)
+    nearer_lo = np.abs(x - vals[hi - 1]) <= np.abs(vals[hi] - x)
+    return np.where(nearer_lo, codes[hi - 1], codes[hi]).astype(dtype)
+
+
 def make_args(spec: dict, rng: np.random.Generator) -> tuple[list, dict]:
-    """The launch arguments and, by name, every array/scalar (inputs as the kernel sees them)."""
+    """The launch arguments and, by name, every array/scalar (inputs as the kernel sees them, encoded
+    arrays decoded)."""
     values, named = [], {}
     for a in spec["args"]:
         if "scalar" in a:
@@ -36,7 +67,14 @@ def make_args(spec: dict, rng: np.random.Generator) -> tuple[list, dict]:
             elif init == "uniform":
                 lo, hi = a["range"]
                 v = rng.uniform(lo, hi, shape)
-                v = np.where(np.abs(v) < 1e-3, 0.5, v).astype(dtype)        # never zeros
+                v = np.where(np.abs(v) < 1e-3, 0.5, v)                         # never zeros
+                if "encoding" in a:
+                    decode = ENCODINGS[a["encoding"]]
+                    codes = _encode_nearest(v, dtype, decode)
+                    values.append(codes)
+                    named[a["name"]] = decode(codes)
+                    continue
+                v = v.astype(dtype)
             elif init == "randint":
                 lo, hi = a["range"]
                 v = rng.integers(lo, hi, shape, endpoint=True).astype(dtype)
@@ -97,3 +135,13 @@ def test_sdwa_fixture_is_sdwa_code():
     sdwa = [i for i in found if i.opcode.endswith("_sdwa")]
     assert {"v_mul_i32_i24_sdwa", "v_or_b32_sdwa", "v_add_f16_sdwa", "v_mul_f16_sdwa"} <= {i.opcode for i in sdwa}
     assert any(i.has_modifier("sext") for i in sdwa) and any(i.modifier("dst_sel") == 5 for i in sdwa)
+
+
+def test_gfx950_gemm_fixtures_use_the_transpose_loads():
+    """The gfx950 Triton GEMMs are there for the LDS transpose loads (B is N-contiguous in LDS): a wrong
+    lane mapping of ds_read_b64_tr_b16/_b8 gives a wrong product."""
+    from tensile_asm.codeobject import kernel_instructions, read_code_object
+
+    for name, op in (("f16", "ds_read_b64_tr_b16"), ("bf16", "ds_read_b64_tr_b16"), ("fp8", "ds_read_b64_tr_b8")):
+        co = read_code_object(FIXTURES / f"triton_gfx950_matmul_{name}.hsaco")
+        assert op in {i.opcode for i in kernel_instructions(co, "matmul_kernel")}, name

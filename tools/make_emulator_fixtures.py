@@ -8,9 +8,10 @@
     toolchain-probe §5: code object v5 and ``-D__AMDGCN_WAVEFRONT_SIZE=64``; hip.bc is linked for
     ``__syncthreads``' fence).
 (b) Triton kernels (tools/emulator_fixtures/triton_kernels.py) compiled by Triton's AMD backend for
-    gfx942 without a GPU (toolchain-probe §8); Triton's own hsaco is kept. Triton is not a project
-    dependency: install it in a throwaway venv (python3 -m venv /tmp/tv && /tmp/tv/bin/pip install
-    triton==3.9.0) and pass --triton-python /tmp/tv/bin/python.
+    gfx942, and for gfx950 (triton_gfx950_*: its GEMMs read B through the LDS transpose loads), without
+    a GPU (toolchain-probe §8); Triton's own hsaco is kept. Triton is not a project dependency: install
+    it in a throwaway venv (python3 -m venv /tmp/tv && /tmp/tv/bin/pip install triton==3.9.0) and pass
+    --triton-python /tmp/tv/bin/python.
 
 Each fixture is tests/data/fixtures/NAME.co (or .hsaco) plus NAME.json: the kernel, grid, block,
 LDS, the arguments (arrays with dtype/shape/initialisation, scalars), and numpy expressions the
@@ -33,10 +34,13 @@ OUT = ROOT / "tests" / "data" / "fixtures"
 BITCODE = Path("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
 
 
-def arr(name, dtype, shape, init="uniform", lo=-1.0, hi=1.0):
+def arr(name, dtype, shape, init="uniform", lo=-1.0, hi=1.0, encoding=None):
+    """An array argument; with an encoding (bfloat16, float8_e4m3) dtype is the codes' storage type."""
     spec = {"name": name, "array": {"dtype": dtype, "shape": list(shape)}, "init": init}
     if init in ("uniform", "randint"):
         spec["range"] = [lo, hi]
+    if encoding:
+        spec["encoding"] = encoding
     return spec
 
 
@@ -127,20 +131,24 @@ def compile_hip(name: str, clang: str) -> tuple[Path, str]:
     return co, f"{version}; {shown}"
 
 
-# -- Triton for gfx942 ---------------------------------------------------------------------------------
+# -- Triton for gfx942 and gfx950 ----------------------------------------------------------------------
 TM, TN, TK = 50, 40, 70
+# element type: (Triton pointer type, array storage dtype, encoding of the codes)
+_ELEM = {"float16": ("*fp16", "float16", None), "float32": ("*fp32", "float32", None),
+         "bfloat16": ("*bf16", "uint16", "bfloat16"), "float8_e4m3": ("*fp8e4nv", "uint8", "float8_e4m3")}
 _MM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", **{k: "i32" for k in (
     "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")},
     **{k: "constexpr" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "PRECISION")}}
 
 
-def _mm(dtype, block_k):
+def _mm(dtype, block_k, arch="gfx942"):
+    ptr, storage, encoding = _ELEM[dtype]
     return dict(
-        grid=[2, 2, 1], block=[256, 1, 1], num_warps=4, fn="matmul_kernel",
-        signature=dict(_MM_SIG, a_ptr="*fp16" if dtype == "float16" else "*fp32",
-                       b_ptr="*fp16" if dtype == "float16" else "*fp32"),
+        grid=[2, 2, 1], block=[256, 1, 1], num_warps=4, fn="matmul_kernel", arch=arch,
+        signature=dict(_MM_SIG, a_ptr=ptr, b_ptr=ptr),
         constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": block_k, "PRECISION": "ieee"},
-        args=[arr("A", dtype, [TM, TK]), arr("B", dtype, [TK, TN]), out("C", "float32", [TM, TN]),
+        args=[arr("A", storage, [TM, TK], encoding=encoding), arr("B", storage, [TK, TN], encoding=encoding),
+              out("C", "float32", [TM, TN]),
               scalar("M", "int32", TM), scalar("N", "int32", TN), scalar("K", "int32", TK),
               scalar("stride_am", "int32", TK), scalar("stride_ak", "int32", 1),
               scalar("stride_bk", "int32", TN), scalar("stride_bn", "int32", 1),
@@ -169,6 +177,16 @@ TRITON = {
               scalar("n_cols", "int32", 700), scratch("global_scratch"), scratch("profile_scratch")],
         checks=[check("s", "x.astype(np.float64).sum(1)", 1e-5, 1e-5)]),
 }
+TRITON.update({
+    "triton_gfx950_matmul_f16": _mm("float16", 32, "gfx950"),
+    "triton_gfx950_matmul_bf16": _mm("bfloat16", 64, "gfx950"),
+    "triton_gfx950_matmul_fp8": _mm("float8_e4m3", 64, "gfx950"),
+    "triton_gfx950_row_sum": dict(TRITON["triton_row_sum"], arch="gfx950"),
+})
+
+
+def _arch(spec: dict) -> str:
+    return spec.get("arch", "gfx942")
 
 
 def triton_worker(name: str) -> None:
@@ -183,7 +201,7 @@ def triton_worker(name: str) -> None:
     spec = TRITON[name]
     fn = getattr(triton_kernels, spec["fn"])
     k = triton.compile(ASTSource(fn, signature=spec["signature"], constexprs=spec["constexprs"]),
-                       target=GPUTarget("hip", "gfx942", 64), options={"num_warps": spec["num_warps"]})
+                       target=GPUTarget("hip", _arch(spec), 64), options={"num_warps": spec["num_warps"]})
     co = OUT / f"{name}.hsaco"
     tmp = co.with_suffix(".tmp")
     tmp.write_bytes(k.asm["hsaco"])
@@ -199,7 +217,8 @@ def compile_triton(name: str, python: str) -> tuple[Path, str, dict]:
     meta = json.loads(proc.stdout.strip().splitlines()[-1])
     spec = TRITON[name]
     how = (f"triton {meta['version']} ({spec['fn']} in tools/emulator_fixtures/triton_kernels.py, constexprs "
-           f"{spec['constexprs']}, num_warps {spec['num_warps']}, GPUTarget('hip', 'gfx942', 64)); Triton's hsaco")
+           f"{spec['constexprs']}, num_warps {spec['num_warps']}, GPUTarget('hip', '{_arch(spec)}', 64)); "
+           f"Triton's hsaco")
     return OUT / f"{name}.hsaco", how, meta
 
 
@@ -236,7 +255,7 @@ def main(argv=None) -> int:
         elif name in TRITON:
             co, how, meta = compile_triton(name, args.triton_python)
             # Triton's shared memory is dynamic: the launch passes metadata.shared bytes of LDS
-            write_json(name, co, meta["kernel"], "gfx942", how, TRITON[name], lds_bytes=meta["shared"])
+            write_json(name, co, meta["kernel"], _arch(TRITON[name]), how, TRITON[name], lds_bytes=meta["shared"])
         else:
             raise SystemExit(f"unknown fixture {name}; known: {', '.join([*HIP, *TRITON])}")
         print(f"wrote {co.relative_to(ROOT)} ({co.stat().st_size} bytes) and {name}.json")

@@ -3,6 +3,7 @@
 from tensile_asm.emulator import lds, mfma, salu, smem, valu, vcmp, vfloat, vhalf, vmem, vmem16, vpacked  # noqa: F401
 from tensile_asm.emulator import dsatomic, dsperm, vdiv, vf16, vf64, vi16, vpk16  # noqa: F401,E402  (third-party code: fixtures)
 from tensile_asm.emulator import vgfx950  # noqa: F401,E402  (gfx950 additions)
+from tensile_asm.emulator import smfmac  # noqa: F401,E402  (sparse MFMAs, v_smfmac_*)
 from tensile_asm.emulator import ds_transpose, lds8  # noqa: F401,E402  (gfx950 LDS transpose loads; 8-bit LDS)
 from tensile_asm.emulator import vcmp16  # noqa: F401,E402  (fp16/fp64/16-bit integer compares, class tests)
 from tensile_asm.emulator import vfp_misc, vint_misc  # noqa: F401,E402  (remaining float and integer VALU)

@@ -1,7 +1,7 @@
-"""Triton kernels compiled for gfx942 by tools/make_emulator_fixtures.py (needs `pip install triton`).
+"""Triton kernels compiled for gfx942 and gfx950 by tools/make_emulator_fixtures.py (needs `pip install triton`).
 
 Each kernel is written the way Triton's tutorials write them; the fixture script compiles them with
-``triton.compile(ASTSource(...), target=GPUTarget("hip", "gfx942", 64))`` and keeps Triton's hsaco.
+``triton.compile(ASTSource(...), target=GPUTarget("hip", arch, 64))`` and keeps Triton's hsaco.
 """
 
 import triton
