@@ -160,8 +160,13 @@ def test_gfx950_buffer_m0_has_18_bits():
                                               lambda off: True))
 
 
-GLOBAL_FORMS = [(a, f) for a in ("gfx942", "gfx950") for f in ("ubyte", "sbyte", "ushort", "sshort", "dword")]
+GLOBAL_FORMS = [(a, f) for a in ("gfx90a", "gfx942", "gfx950") for f in ("ubyte", "sbyte", "ushort", "sshort", "dword")]
 GLOBAL_FORMS += [("gfx950", "dwordx3"), ("gfx950", "dwordx4")]
+
+
+def _global_lds(arch, form, operands):
+    """gfx940+ have global_load_lds_<form>; gfx9 up to gfx90a spell it global_load_<form> ... lds."""
+    return f"global_load_{form} {operands} lds" if arch == "gfx90a" else f"global_load_lds_{form} {operands}"
 
 
 @pytest.mark.parametrize("arch,form", GLOBAL_FORMS)
@@ -172,14 +177,14 @@ def test_global_load_lds(arch, form):
     exec_lo = 0xEFFFFF7E
     # saddr form, negative offset: applied to the global address and to the LDS address alike
     g0 = 64                                               # added to v2: the offset is negative
-    out = _run(arch, f"v_add_u32 v2, {g0}, v2\nglobal_load_lds_{form} v2, s[4:5] offset:-16", words,
+    out = _run(arch, f"v_add_u32 v2, {g0}, v2\n" + _global_lds(arch, form, "v2, s[4:5] offset:-16"), words,
                m0=0x400 | 3, step=step, exec_lo=exec_lo)
     mask = exec_lo | 0x7FFFFFFF << 32
     expect = _model(words, form, 0x400, -16, step, mask, lambda off: True, global_base=g0)   # M0[1:0] dropped
     np.testing.assert_array_equal(out, expect)
     vaddr = (f"v_add_co_u32 v2, vcc, s4, v2\nv_mov_b32 v3, s5\ns_nop 1\nv_addc_co_u32 v3, vcc, 0, v3, vcc\n"
              f"v_add_co_u32 v2, vcc, {g0}, v2\ns_nop 1\nv_addc_co_u32 v3, vcc, 0, v3, vcc\n"
-             f"global_load_lds_{form} v[2:3], off offset:32")
+             + _global_lds(arch, form, "v[2:3], off offset:32"))
     out = _run(arch, vaddr, words, m0=0x800 | 0xFFFC0000, step=step, exec_lo=exec_lo)   # M0[31:18] ignored
     expect = _model(words, form, 0x800, 32, step, mask, lambda off: True, global_base=g0)
     np.testing.assert_array_equal(out, expect)

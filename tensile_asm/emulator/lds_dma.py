@@ -1,5 +1,7 @@
 """LDS DMA: vector-memory loads whose data goes to LDS instead of VGPRs (``buffer_load_* ... lds``,
-gfx940+ ``global_load_lds_*``), as Tensile's DirectToLds kernels and compilers use them.
+gfx940+ ``global_load_lds_*``, and their gfx9/gfx90a spelling ``global_load_<form> ... lds``, which
+LLVM's llvm.amdgcn.global.load.lds.ll emits there), as Tensile's DirectToLds kernels and compilers
+use them.
 
 Semantics, cross-checked between the AMD CDNA4 ISA guide (section 9.1.9 "Memory Buffer Load to
 LDS", section 10.3 "Addressing" of the FLAT chapter) and LLVM's llvm/docs/AMDGPUDMAOperations.md
@@ -14,7 +16,8 @@ bytes for larger sizes"):
   ``M0 part + instruction offset + t * stride``, stride 4 (byte, short, dword) or 16 (dwordx3/x4,
   gfx950; x3 writes three dwords and skips the fourth). The M0 part is ``M0[15:0]`` for MUBUF on
   gfx9/CDNA1-3 and ``M0[17:0]`` on gfx950 (CDNA4 9.1.9), ``M0[17:2] * 4`` for GLOBAL (CDNA3/CDNA4
-  10.3);
+  10.3; taken for the gfx9 ``lds`` spelling too, where M0[17:16] can only point past the 64 KiB of
+  LDS, i.e. a strict fault rather than a guessed wrap);
 * byte and short loads still give each lane a whole dword, zero- or sign-extended to 32 bits (AMD's
   CDNA4 instruction descriptions: "... sign extend to 32 bits and store the result into a data
   share"; the separate sbyte/sshort opcodes only make sense that way);
@@ -50,7 +53,8 @@ GLOBAL_M0_MASK = 0x3FFFC                         # M0[17:2] * 4
 
 def is_lds_dma(inst) -> bool:
     op = inst.opcode
-    return op.startswith("global_load_lds_") or (op.startswith("buffer_load_") and inst.has_modifier("lds"))
+    return op.startswith("global_load_lds_") or (op.startswith(("buffer_load_", "global_load_"))
+                                                 and inst.has_modifier("lds"))
 
 
 def _lds_writer(ins, cx, ndw, m0_mask):
@@ -139,9 +143,10 @@ def _with_lds_form(base, lds_build):
 
 for _name in FORMS:
     handles(f"global_load_lds_{_name}")(_global_builder(_name))
-    _plain = HANDLERS.get(f"buffer_load_{_name}")
-    if _plain is not None:                      # vmem.py registered the VGPR form; lds goes here
-        HANDLERS[f"buffer_load_{_name}"] = _with_lds_form(_plain, _buffer_builder(_name))
+    for _prefix, _builder in (("buffer_load_", _buffer_builder), ("global_load_", _global_builder)):
+        _plain = HANDLERS.get(_prefix + _name)
+        if _plain is not None:                  # vmem.py registered the VGPR form; lds goes here
+            HANDLERS[_prefix + _name] = _with_lds_form(_plain, _builder(_name))
 
 
 # -- strict: a DS access of LDS that an LDS-DMA load of the same wave is still writing -------------
