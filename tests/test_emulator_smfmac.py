@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from tensile_asm.emulator import Emulator
+from tensile_asm.errors import EmulationError
 
 from conftest import have_llvm
 from emulator_asm import assemble, kernel_source
@@ -203,3 +204,13 @@ def test_smfmac_layout_and_values(arch, op, cbsz, abid, acc, waves):
         else:
             want = expect.astype(np.float32).view(np.uint32)
         np.testing.assert_array_equal(got, want, err_msg=f"wave {wave}")
+
+
+def test_the_destination_is_read_as_the_accumulator():
+    """Strict mode sees the SMFMAC read its destination: here v[0:3] holds only v0 (the lane id)."""
+    body = ["v_mov_b32 v4, 0", "v_mov_b32 v5, 0", "v_mov_b32 v6, 0", "v_mov_b32 v7, 0", "v_mov_b32 v8, 0",
+            "v_mov_b32 v9, 0", "v_mov_b32 v10, 0", "s_nop 4",
+            "v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10", "s_nop 7", "s_nop 7", "s_endpgm"]
+    em = Emulator.load(assemble(kernel_source("\n".join(body), vgprs=16, arch="gfx942"), "gfx942"))
+    with pytest.raises(EmulationError, match="reads v1, which nothing has written"):
+        em.launch("k", grid=1, block=64, args=[np.zeros(2, np.uint64)])
