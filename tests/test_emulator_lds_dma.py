@@ -72,9 +72,9 @@ s_endpgm
 
 
 def _run(arch, load, words, nrec=0, m0=0, soff=0, step=4, exec_lo=0xFFFFFFFF, window=0, lds=4096,
-         lockstep=True):
+         lockstep=True, strict=True):
     body = KERNEL.format(load=load, p0=POISON[0], p1=POISON[1], p2=POISON[2], p3=POISON[3])
-    em = Emulator.load(build(body, arch=arch, args=ARGS, vgprs=16, sgprs=24, lds=lds))
+    em = Emulator.load(build(body, arch=arch, args=ARGS, vgprs=16, sgprs=24, lds=lds), strict=strict)
     out = np.full(1024, 0x5A5A5A5A, np.uint32)
     em.launch("k", grid=1, block=64, args=[words, out, nrec, m0, soff, step, exec_lo, window], lockstep=lockstep)
     return out
@@ -97,7 +97,9 @@ def _model(words, form, lds_base, inst_offset, step, exec_mask, in_range, global
                 value = np.uint32(np.int64(v) & 0xFFFFFFFF)  # zero- or sign-extended to 32 bits
             else:
                 value = 0
-            lds[(lds_base + inst_offset + t * stride) // 4 + k] = value
+            i = (lds_base + inst_offset + t * stride) // 4 + k
+            if i < len(lds):                                  # past the window: dropped
+                lds[i] = value
     return lds
 
 
@@ -193,6 +195,14 @@ def test_global_load_lds(arch, form):
 def test_lds_address_outside_the_allocation_is_a_strict_fault():
     with pytest.raises(EmulationError, match=r"outside the workgroup's 4096 bytes of LDS"):
         _run("gfx90a", "buffer_load_dword v2, s[8:11], 0 offen offset:8 lds", _words(2), nrec=64, m0=4096 - 256)
+
+
+def test_without_strict_mode_lanes_outside_the_lds_are_dropped():
+    words = _words(4)
+    out = _run("gfx90a", "buffer_load_dword v2, s[8:11], 0 offen offset:8 lds", words, nrec=4096,
+               m0=4096 - 256, strict=False)
+    expect = _model(words, "dword", 4096 - 256, 8, 4, 0xFFFFFFFF | 0x7FFFFFFF << 32, lambda off: True)
+    np.testing.assert_array_equal(out, expect)             # lane 62's dword would be byte 4096
 
 
 def test_unaligned_buffer_lds_address_is_refused():
