@@ -3,24 +3,27 @@
 Every row of A holds at most 2 non-zeros in each group of 4 consecutive k; the registers hold only
 those 2 values and the index VGPR (the last operand) says where in its group each sits. The
 destination is also the accumulator C. Layouts (AMD Composable Kernel's ck_tile amdgcn_mma SPARSE
-table, kABKPerLane/kBKNumAccess; its smfmac op test run on gfx942; AMD rocjitsu's mma_exec.h, which
-pairs A and B values the same way for every form):
+table, kABKPerLane/kBKNumAccess, and its smfmac op test for gfx942 16-bit; AMD rocjitsu's
+mma_exec.h labels k differently for some 8-bit forms but pairs the same A value, index bits and B
+value in every form):
 
 * A, lane ``i + M*g`` (G = 64/M lane groups): row i, dense k ``kpl*g .. kpl*(g+1)-1`` with
-  ``kpl = K/G``; stored item t (16-bit two per register, 8-bit four, low bits first) is the
-  (t%2)-th non-zero of the lane's group t//2, at ``k = kpl*g + 4*(t//2) + idx_t``.
+  ``kpl = K/G``; stored item t (16-bit two per register, 8-bit four, low bits first) belongs to the
+  lane's group t//2 and sits at ``k = kpl*g + 4*(t//2) + idx_t``.
 * idx_t is bits ``2t+1:2t`` of the selected index set: the lane's index VGPR holds 32/kpl sets of
   kpl bits; with ``cbsz == 0``, ``abid`` picks the set (abid[1:0] or abid[0]), with ``cbsz != 0``
-  set 0 (LLVM MLIR AMDGPU.td, amdgpu.sparse_mfma: "cbsz == 0 selects one of four 8-bit sets via
-  abid[1:0] ... cbsz != 0 selects the first set"; gfx950 8-bit forms: one 32-bit set, both ignored).
+  set 0 (LLVM MLIR AMDGPU.td, amdgpu.sparse_mfma, after llvm-project PR #193541: "cbsz == 0 selects
+  one of four 8-bit sets via abid[1:0] ... cbsz != 0 selects the first set"; gfx950 8-bit forms:
+  one 32-bit set, "hardware ignores both cbsz and abid").
 * B, lane ``j + N*g``: ``kpl`` values of column j split into ``n = regs/4`` runs of ``kpl/n``;
   item t is ``k = (t // r) * (G*r) + g*r + t % r`` with ``r = kpl/n`` (n = 2 only for gfx950's 8-
   register B operands).
 * D/C: the dense MFMA layout (mfma.output_map).
 
-Each stored A value multiplies the B value its index selects (a gather: two equal indices in one
-group both count). Products are summed in float64 and rounded once to f32 (i32 wraps), as mfma.py
-models MFMAs; fp8/bf8 decode as FNUZ on gfx942 and OCP on gfx950. EXEC is ignored, as for MFMAs.
+Each stored A value multiplies the B value its index selects (CK: "c_vec += a_vec * b_vec[idx]"),
+so two equal indices in one group both count: no source says what hardware does then. Products are
+summed in float64 and rounded once to f32 (i32 wraps), as mfma.py models MFMAs; fp8/bf8 decode as
+FNUZ on gfx942 and OCP on gfx950. EXEC is ignored, as for MFMAs.
 """
 
 from __future__ import annotations
