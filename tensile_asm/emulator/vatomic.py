@@ -98,26 +98,31 @@ def _view(a, nbytes):
     return a.data[: a.data.size // 8 * 8].view(U64)
 
 
+def in_rounds(view, idx, update):
+    """Update ``view[idx]`` lane by lane in lane order: each round applies the first pending lane of
+    every distinct index at once. ``update(old, lanes) -> new``; returns every lane's old value."""
+    prev = np.empty(idx.shape, U64)
+    left = np.arange(idx.size)
+    while left.size:
+        _, first = np.unique(idx[left], return_index=True)
+        now = left[np.sort(first)]
+        o = view[idx[now]].astype(U64)
+        prev[now] = o
+        view[idx[now]] = update(o, now).astype(view.dtype)
+        left = np.setdiff1d(left, now, assume_unique=True)
+    return prev
+
+
 def apply_atomic(mem, addrs, data, cmp, fn, nbytes):
     """Apply ``fn`` per address in lane order; returns the pre-op values (uint64)."""
     old = np.zeros(addrs.shape, U64)
     for a, off, sel in mem.locate(addrs, nbytes):
         if (off % nbytes).any():
             raise Fault(f"misaligned {8 * nbytes}-bit atomic")
-        view = _view(a, nbytes)
-        idx = off // nbytes
         d = data if sel is None else data[sel]
         c = None if cmp is None else (cmp if sel is None else cmp[sel])
-        prev = np.empty(idx.shape, U64)
-        left = np.arange(idx.size)
-        while left.size:                       # one round: the first pending lane of each address
-            _, first = np.unique(idx[left], return_index=True)
-            now = left[np.sort(first)]
-            o = view[idx[now]].astype(U64)
-            prev[now] = o
-            new = fn(o, d[now], None if c is None else c[now], 8 * nbytes)
-            view[idx[now]] = new.astype(view.dtype)
-            left = np.setdiff1d(left, now, assume_unique=True)
+        prev = in_rounds(_view(a, nbytes), off // nbytes,
+                         lambda o, now: fn(o, d[now], None if c is None else c[now], 8 * nbytes))
         if sel is None:
             old[...] = prev
         else:
@@ -220,4 +225,4 @@ for _op in _NAMES:
     handles(f"buffer_atomic_{_op}")(buffer_atomic_builder(_op))
     handles(f"global_atomic_{_op}", f"flat_atomic_{_op}")(global_atomic_builder(_op))
 
-__all__ = ["apply_atomic", "to_float", "from_float", "INT_OPS", "FLOAT_OPS"]
+__all__ = ["apply_atomic", "in_rounds", "to_float", "from_float", "INT_OPS", "FLOAT_OPS"]
