@@ -140,8 +140,9 @@ def operands(rng, arch, op, cbsz, abid):
     return (A, B, C), regs
 
 
-def kernel(arch, op, cbsz, abid, acc, n_regs, waves):
-    """Load the registers (row r of the input at byte r*stride + 4*tid), run the SMFMAC, store D."""
+def kernel(arch, op, cbsz, abid, acc, n_regs, waves, exec_mask=None):
+    """Load the registers (row r of the input at byte r*stride + 4*tid), run the SMFMAC (under
+    ``exec_mask`` if given), store D."""
     na, nb, nx, nd = n_regs
     stride = 256 * waves
     base = {"a": 4, "b": 4 + (na + 3) // 4 * 4}
@@ -162,7 +163,10 @@ def kernel(arch, op, cbsz, abid, acc, n_regs, waves):
         body.append("s_nop 2")
         dst, bsrc = tup("a", 0, nd), tup("a", nd, nb)
     mods = " ".join(m for m in (f"cbsz:{cbsz}" if cbsz else "", f"abid:{abid}" if abid else "") if m)
-    body += [f"{op} {dst}, {tup('v', base['a'], na)}, {bsrc}, v{base['x']} {mods}"] + ["s_nop 7"] * 10
+    smfmac = [f"{op} {dst}, {tup('v', base['a'], na)}, {bsrc}, v{base['x']} {mods}"]
+    if exec_mask is not None:
+        smfmac = [f"s_mov_b64 exec, {exec_mask:#x}"] + smfmac + ["s_mov_b64 exec, -1"]
+    body += smfmac + ["s_nop 7"] * 10
     for r in range(nd):
         if acc:
             body += [f"v_accvgpr_read_b32 v{base['d'] + r}, a{r}", "s_nop 1"]
@@ -178,16 +182,13 @@ def kernel(arch, op, cbsz, abid, acc, n_regs, waves):
     return src
 
 
-@pytest.mark.parametrize("arch,op,cbsz,abid,acc,waves", CASES,
-                         ids=[f"{c[0]}-{c[1]}-cbsz{c[2]}-abid{c[3]}{'-acc' if c[4] else ''}-w{c[5]}" for c in CASES])
-def test_smfmac_layout_and_values(arch, op, cbsz, abid, acc, waves):
-    out = form(op)[0]
-    M, N = form(op)[1:3]
+def run_and_check(arch, op, cbsz, abid, acc, waves, exec_mask=None):
+    out, M, N = form(op)[:3]
     rng = np.random.default_rng(sum(map(ord, f"{arch}{op}{cbsz}{abid}")))
     per_wave = [operands(rng, arch, op, cbsz, abid) for _ in range(waves)]
     n_regs = tuple(len(x) for x in per_wave[0][1])
     data = np.concatenate([np.concatenate([w[1][part] for w in per_wave], axis=1) for part in range(4)])
-    src = kernel(arch, op, cbsz, abid, acc, n_regs, waves)
+    src = kernel(arch, op, cbsz, abid, acc, n_regs, waves, exec_mask)
     em = Emulator.load(assemble(src, arch))
     nd = n_regs[3]
     result = np.full((nd, 64 * waves), 0xFFC00000, np.uint32)            # poisoned
@@ -205,6 +206,16 @@ def test_smfmac_layout_and_values(arch, op, cbsz, abid, acc, waves):
             want = expect.astype(np.float32).view(np.uint32)
         np.testing.assert_array_equal(got, want, err_msg=f"wave {wave}")
 
+
+@pytest.mark.parametrize("arch,op,cbsz,abid,acc,waves", CASES,
+                         ids=[f"{c[0]}-{c[1]}-cbsz{c[2]}-abid{c[3]}{'-acc' if c[4] else ''}-w{c[5]}" for c in CASES])
+def test_smfmac_layout_and_values(arch, op, cbsz, abid, acc, waves):
+    run_and_check(arch, op, cbsz, abid, acc, waves)
+
+
+def test_exec_is_ignored():
+    """Like the MFMAs, an SMFMAC computes and writes every lane whatever EXEC holds."""
+    run_and_check("gfx942", "v_smfmac_f32_16x16x32_f16", 0, 0, False, 1, exec_mask=0xFFFF)
 
 def test_the_destination_is_read_as_the_accumulator():
     """Strict mode sees the SMFMAC read its destination: here v[0:3] holds only v0 (the lane id)."""
