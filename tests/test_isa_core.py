@@ -32,6 +32,12 @@ def test_opcode_families():
     assert op_info("v_cmp_lt_u32_e64").family == "VOPC"
     assert op_info("buffer_atomic_add_f32").num_defs == 0
     assert op_info("buffer_atomic_add_f32", returns=True).num_defs == 1
+    assert op_info("v_add_co_u32_dpp").num_defs == 2 and op_info("v_swap_b32").num_defs == 2
+    from tensile_asm.isa.parser import parse_instruction
+    dma = parse_instruction("buffer_load_dword v1, s[8:11], s12 offen lds")     # LDS DMA: v1 is an address
+    assert dma.defs == () and dma.uses[0].index == 1
+    assert parse_instruction("global_load_lds_dword v2, s[4:5]").defs == ()
+    assert parse_instruction("buffer_load_dword v1, s[8:11], s12 offen").defs[0].index == 1
     with pytest.raises(KeyError):
         op_info("not_an_opcode")
     with pytest.raises(KeyError):

@@ -41,7 +41,8 @@ class Instruction:
     @property
     def info(self) -> OpInfo:
         if self._info is None:
-            self._info = op_info(self.opcode, returns=self.has_modifier("glc") or self.has_modifier("sc0"))
+            self._info = op_info(self.opcode, returns=self.has_modifier("glc") or self.has_modifier("sc0"),
+                                 lds=self.has_modifier("lds"))
         return self._info
 
     def has_modifier(self, name: str) -> bool:

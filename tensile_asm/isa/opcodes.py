@@ -49,8 +49,9 @@ def strip_encoding_suffix(opcode: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def op_info(opcode: str, returns: bool = False) -> OpInfo:
-    """Describe ``opcode``. ``returns`` marks an atomic with ``glc`` (it writes its first operand)."""
+def op_info(opcode: str, returns: bool = False, lds: bool = False) -> OpInfo:
+    """Describe ``opcode``. ``returns`` marks an atomic with ``glc`` (it writes its first operand);
+    ``lds`` a load with the ``lds`` modifier (LDS DMA: no VGPR written, the first operand is an address)."""
     op = strip_encoding_suffix(opcode).removesuffix("_sdwa").removesuffix("_dpp")   # the base operation's operands
     if op.startswith("s_"):
         scc_defs = ("scc",) if op.startswith(_SCC_WRITERS) else ()
@@ -101,7 +102,8 @@ def op_info(opcode: str, returns: bool = False) -> OpInfo:
         if op.startswith(prefix):
             counter = "vm"
             if op.startswith(prefix + "load"):
-                return OpInfo(family, 1, counter=counter, memory="load")
+                to_lds = lds or op.startswith(prefix + "load_lds_")
+                return OpInfo(family, 0 if to_lds else 1, counter=counter, memory="load")
             if op.startswith(prefix + "store"):
                 return OpInfo(family, 0, counter=counter, memory="store")
             if op.startswith(prefix + "atomic"):
