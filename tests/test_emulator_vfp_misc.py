@@ -22,6 +22,9 @@ def mix(special, random, n=64, share=0.4):
 
 
 F32 = mix(F32_SPECIAL, lambda n: (RNG.standard_normal(n) * 10.0 ** RNG.integers(-3, 4, n))).astype(np.float32)
+F32[:4] = [0.0, -0.0, 0.0, np.nan]
+OTHER32 = np.roll(F32, 5)
+OTHER32[:4] = [np.inf, np.nan, -np.inf, 0.0]           # 0 * inf, -0 * NaN ... for v_mad_legacy_f32
 H0 = mix(F16_SPECIAL, lambda n: RNG.standard_normal(n).astype(np.float16).view(np.uint16)).astype(np.uint32)
 H1 = RNG.standard_normal(64).astype(np.float16).view(np.uint16).astype(np.uint32)
 F64 = mix(F64_SPECIAL, lambda n: RNG.standard_normal(n) * 10.0 ** RNG.integers(-5, 5, n)).astype(np.float64)
@@ -34,8 +37,9 @@ PACKED = [PAIRS[i] | (RNG.standard_normal(64).astype(np.float16).view(np.uint16)
 W64 = F64.view(np.uint64)
 INPUTS = np.stack([F32.view(np.uint32), H0 | (H1 << 16), (W64 & 0xFFFFFFFF).astype(np.uint32),
                    (W64 >> 32).astype(np.uint32), (EXP & 0xFFFFFFFF).astype(np.uint32),
-                   NORMAL32[0].view(np.uint32), NORMAL32[1].view(np.uint32), *PACKED]).astype(np.uint32)
-# v10 f32, v11 fp16 pair, v[12:13] f64, v14 exponent, v15/v16 normal f32, v17..v19 fp16 pairs
+                   NORMAL32[0].view(np.uint32), NORMAL32[1].view(np.uint32), *PACKED,
+                   OTHER32.view(np.uint32)]).astype(np.uint32)
+# v10 f32, v11 fp16 pair, v[12:13] f64, v14 exponent, v15/v16 normal f32, v17..v19 fp16 pairs, v20 f32
 
 
 def f16(bits):
@@ -126,9 +130,12 @@ def mad16(a, b, c):
 def test_literal_and_16bit_multiply_adds():
     a, b = NORMAL32
     k = np.float32(10.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        legacy = np.where((F32 == 0) | (OTHER32 == 0), np.float32(0), F32 * OTHER32) + b   # 0 * inf/NaN is 0
     ops90a = {"v_madak_f32 v30, v15, v16, 0x41200000": np.float32(a * b) + k,
-              "v_madmk_f32 v31, v15, 0x41200000, v16": np.float32(a * k) + b}
-    got = run_block("\n".join(ops90a), INPUTS, 2, arch="gfx90a")
+              "v_madmk_f32 v31, v15, 0x41200000, v16": np.float32(a * k) + b,
+              "v_mad_legacy_f32 v32, v10, v20, v16": legacy}
+    got = run_block("\n".join(ops90a), INPUTS, 3, arch="gfx90a")
     for j, want in enumerate(ops90a.values()):
         np.testing.assert_array_equal(got[j], np.asarray(want, np.float32).view(np.uint32))
 

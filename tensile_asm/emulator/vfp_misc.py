@@ -1,7 +1,8 @@
 """Float VALU operations beyond vfloat.py/vf16.py/vf64.py: ``v_cvt_flr_i32_f32``/``v_cvt_rpi_i32_f32``,
 ``v_frexp_exp``/``v_frexp_mant`` (f16, f32, f64), ``v_ldexp_f16``/``v_ldexp_f64``, ``v_fract_f16``/
 ``v_fract_f64``, the literal-constant multiply-adds ``v_madak/madmk_f32`` (unfused), ``v_fmaak/fmamk_f32``
-(fused), ``v_madak/madmk_f16`` and ``v_mac_f16`` (as ``v_mad_f16``), and ``v_pk_fmac_f16``.
+(fused), ``v_mad_legacy_f32`` (DX9 zero rule), ``v_madak/madmk_f16`` and ``v_mac_f16`` (as ``v_mad_f16``),
+and ``v_pk_fmac_f16``.
 
 Semantics (Vega/CDNA3 ISA opcode tables): ``v_cvt_flr_i32_f32`` is (int)floor(S0), ``v_cvt_rpi_i32_f32``
 (int)floor(S0 + 0.5) taken exactly (the + 0.5 is not rounded to fp32 first: an assumption, the guide
@@ -180,6 +181,21 @@ def _literal_mad_f32(ins, cx):
         denormals = not cx.flush_f32
         return lambda w: wr(w, fma_f32(a(w), b(w), c(w), denormals))
     return lambda w: wr(w, np.asarray(np.asarray(a(w) * b(w), F32) + c(w), F32))     # product rounded first
+
+
+@handles("v_mad_legacy_f32")
+def _mad_legacy_f32(ins, cx):
+    """D = S0 * S1 + S2 with DX9's multiply (0 times anything, inf and NaN included, is +0; ISA
+    V_MAD_LEGACY_F32, as v_mul_legacy_f32), the product rounded to fp32 first (unfused, as v_mad_f32)."""
+    a, b, c = (cx.fsrc(ins, i) for i in (1, 2, 3))
+    wr = cx.vwrite_f(ins.operands[0], ins)
+
+    def run(w):
+        x, y = a(w), b(w)
+        with np.errstate(invalid="ignore", over="ignore"):
+            p = np.where((x == 0) | (y == 0), F32(0), np.asarray(x * y, F32))
+            wr(w, np.asarray(p + c(w), F32))
+    return run
 
 
 @handles("v_madak_f16", "v_madmk_f16", "v_mac_f16")
