@@ -10,14 +10,14 @@ from tensile_asm.emulator import Emulator
 from tensile_asm.errors import EmulationError
 
 from conftest import have_llvm
-from emulator_asm import build
+from emulator_asm import assemble, kernel_source
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 
 LDS_BYTES = 2048
 OFFSET = 24
-# two waves: LDS <- lds_in (16 bytes a lane); v6 <- addrs[lane]; v[8:9] <- the full-EXEC load; v[10:11]
-# <- a load under EXEC {exec_mask} (other lanes keep 0x5a5a5a5a); both pairs stored to out
+# two waves: LDS <- lds_in (16 bytes a lane); v6 <- addrs[lane]; v[8:9] <- the full-EXEC load; a[0:1]
+# <- a load under EXEC {exec_mask} (other lanes keep 0x5a5a5a5a), read back to v[10:11]; both pairs stored
 BODY = """
 s_load_dwordx4 s[4:7], s[0:1], 0x0
 s_load_dwordx2 s[8:9], s[0:1], 0x10
@@ -26,6 +26,8 @@ v_lshlrev_b32 v7, 2, v0
 v_lshlrev_b32 v12, 3, v0
 v_mov_b32 v10, 0x5a5a5a5a
 v_mov_b32 v11, 0x5a5a5a5a
+v_accvgpr_write_b32 a0, v10
+v_accvgpr_write_b32 a1, v11
 s_waitcnt lgkmcnt(0)
 global_load_dwordx4 v[2:5], v1, s[4:5]
 global_load_dword v6, v7, s[6:7]
@@ -38,9 +40,12 @@ s_mov_b64 s[12:13], exec
 s_mov_b32 s10, {mask_lo}
 s_mov_b32 s11, {mask_hi}
 s_mov_b64 exec, s[10:11]
-{op} v[10:11], v6
+{op} a[0:1], v6
 s_mov_b64 exec, s[12:13]
 s_waitcnt lgkmcnt(0)
+v_accvgpr_read_b32 v10, a0
+v_accvgpr_read_b32 v11, a1
+s_nop 1
 global_store_dwordx2 v12, v[8:9], s[8:9]
 global_store_dwordx2 v12, v[10:11], s[8:9] offset:1024
 s_endpgm
@@ -62,9 +67,14 @@ def model(lds: np.ndarray, addrs: np.ndarray, bits: int) -> np.ndarray:
     return out.view(np.uint8).reshape(128, 8)
 
 
+def kernel(body: str):
+    """gfx950 code object: 16 VGPRs, then 4 AGPRs."""
+    src = kernel_source(body, arch="gfx950", args=ARGS, vgprs=16, sgprs=16, lds=LDS_BYTES)
+    return assemble(src.replace(".amdhsa_next_free_vgpr 16\n", ".amdhsa_next_free_vgpr 20\n"), "gfx950")
+
+
 def run(op: str, exec_mask: int, addrs: np.ndarray, lds_in: np.ndarray):
-    co = build(BODY.format(op=op, offset=OFFSET, mask_lo=hex(exec_mask & 0xFFFFFFFF), mask_hi=hex(exec_mask >> 32)),
-               arch="gfx950", args=ARGS, vgprs=16, sgprs=16, lds=LDS_BYTES)
+    co = kernel(BODY.format(op=op, offset=OFFSET, mask_lo=hex(exec_mask & 0xFFFFFFFF), mask_hi=hex(exec_mask >> 32)))
     out = np.full(2 * 128 * 2, 0xDEADBEEF, np.uint32)
     Emulator.load(co, strict=True).launch("k", block=(128, 1, 1), args=[lds_in, addrs, out])
     return out.view(np.uint8).reshape(2, 128, 8)
@@ -94,8 +104,7 @@ def test_split_16_lane_group_is_an_error():
 
 def test_result_is_pending_until_lgkmcnt():
     body = BODY.replace("s_mov_b64 s[12:13], exec", "v_mov_b32 v13, v8\ns_mov_b64 s[12:13], exec")
-    co = build(body.format(op="ds_read_b64_tr_b8", offset=0, mask_lo="-1", mask_hi="-1"),
-               arch="gfx950", args=ARGS, vgprs=16, sgprs=16, lds=LDS_BYTES)
+    co = kernel(body.format(op="ds_read_b64_tr_b8", offset=0, mask_lo="-1", mask_hi="-1"))
     args = [np.ones(LDS_BYTES // 4, np.uint32), np.zeros(128, np.uint32), np.zeros(512, np.uint32)]
     with pytest.raises(EmulationError, match=r"reads v8 .*ds_read_b64_tr_b8.*lgkmcnt"):
         Emulator.load(co, strict=True).launch("k", block=(128, 1, 1), args=args)

@@ -73,6 +73,7 @@ def _builder(bits: int):
             raise Unsupported("offsets that are not dword multiples")
         rows4 = rows >> 2
         addr, d0, keys, strict = cx.vread(vaddr), dst.index, reg_keys(dst), cx.strict
+        agpr = dst.kind == "a"                   # DS loads may write AGPRs
         span = int(rows.max()) + 4
 
         def run(w):
@@ -86,10 +87,11 @@ def _builder(bits: int):
                 ok = byte + 4 <= w.group.lds_size
                 chunks = np.where(ok, w.group.lds[np.where(ok, byte >> 2, 0)], 0).astype(np.uint32)
             vals = transpose_chunks(chunks, bits)
+            file = w.a if agpr else w.v
             if groups is None:
-                w.v[d0:d0 + 2] = vals
+                file[d0:d0 + 2] = vals
             else:
-                w.v[d0:d0 + 2, groups] = vals
+                file[d0:d0 + 2, groups] = vals
             if strict:
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True

@@ -33,6 +33,7 @@ def _read_builder(signed):
     def build(ins, cx):
         dst, vaddr = ins.operands[:2]
         addr, offset, d0, keys = cx.vread(vaddr), ins.modifier("offset", 0) or 0, dst.index, reg_keys(dst)
+        agpr = dst.kind == "a"                   # gfx90a+: DS loads may write AGPRs
 
         def run(w):
             byte, sel = _lds_bytes(w, addr, offset)
@@ -40,10 +41,11 @@ def _read_builder(signed):
             vals = vals.view(np.int8).astype(np.int32).view(U32) if signed else vals.astype(U32)
             if cx.strict:
                 w.group.lds_tracker.read(w, byte >> 2, ins)
+            file = w.a if agpr else w.v
             if sel is None:
-                w.v[d0] = vals
+                file[d0] = vals
             else:
-                w.v[d0, sel] = vals
+                file[d0, sel] = vals
             if cx.strict:
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True
@@ -54,11 +56,11 @@ def _read_builder(signed):
 @handles("ds_write_b8")
 def _write_b8(ins, cx):
     vaddr, data = ins.operands[:2]
-    addr, offset = cx.vread(vaddr), ins.modifier("offset", 0) or 0
+    addr, src, offset = cx.vread(vaddr), cx.vread(data), ins.modifier("offset", 0) or 0     # data: VGPR or AGPR
 
     def run(w):
         byte, sel = _lds_bytes(w, addr, offset)
-        row = w.v[data.index]
+        row = src(w)
         vals = (row if sel is None else row[sel]).astype(U8)       # the low byte
         if cx.strict:
             w.group.lds_tracker.write(w, byte >> 2, ins)
