@@ -159,8 +159,13 @@ class Emulator:
         ops = self._loaded.programs.get(key)
         if ops is None:
             descriptor = self._kernel(name).descriptor
-            float_modes.check(name, descriptor, self.instructions(name))
-            ops = compile_ops(self.instructions(name), self.arch, descriptor, self.limits(name), self.strict)
+            code = self.instructions(name)
+            if any(ins.opcode in ("s_call_b64", "s_swappc_b64") for ins in code):   # callees follow the kernel
+                entries = {ko.entry for ko in self.code.kernels.values()}
+                code = code + [i for fn in self._loaded.functions.values() if fn.address not in entries
+                               for i in fn.instructions]
+            float_modes.check(name, descriptor, code)
+            ops = compile_ops(code, self.arch, descriptor, self.limits(name), self.strict)
             ops = fuse.fuse_runs(ops, flush_f32=descriptor.float_denorm_mode_32 != 3)
             self._loaded.programs[key] = ops
         return ops

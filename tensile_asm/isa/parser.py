@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tensile_asm.isa.hwreg import hwreg_value, sendmsg_value
 from tensile_asm.isa.instruction import SDWA_SELECTORS, SDWA_UNUSED, Instruction
 from tensile_asm.isa.opcodes import strip_encoding_suffix
 from tensile_asm.isa.registers import SPECIAL_WIDTH, Imm, Label, Reg, Special
@@ -97,6 +98,13 @@ def _parse_number(tok: str):
     return None
 
 
+def _symbolic_simm16(t: str) -> int:
+    try:
+        return hwreg_value(t) if t.startswith("hwreg(") else sendmsg_value(t)
+    except (ValueError, KeyError, IndexError):
+        raise AsmParseError(f"cannot read operand {t!r}") from None
+
+
 def parse_operand(tok: str):
     """One operand token -> (operand, neg, abs). Raises ``AsmParseError`` for nonsense."""
     t = tok.strip()
@@ -120,6 +128,8 @@ def parse_operand(tok: str):
         return Reg(m.group(3), lo, hi - lo + 1), neg, absm
     if t in SPECIAL_WIDTH:
         return Special(t), neg, absm
+    if t.startswith(("hwreg(", "sendmsg(")):          # symbolic s_getreg/s_setreg/s_sendmsg fields
+        return Imm(_symbolic_simm16(t)), neg, absm
     num = _parse_number(t)
     if num is not None:
         return Imm(num), neg, absm
@@ -178,7 +188,7 @@ def parse_instruction(text: str, address: int | None = None, source_line: int | 
 
     parts = _split_operands(rest) if rest else []
     modifiers: list = []
-    if parts:
+    if parts and not parts[-1].startswith(("hwreg(", "sendmsg(")):      # those hold spaces, no modifiers
         tail = parts[-1].split()
         if len(tail) > 1 or (tail and _looks_like_modifier(tail[0])):
             first_mod = 0 if _looks_like_modifier(tail[0]) else 1
