@@ -98,7 +98,8 @@ def op_info(opcode: str, returns: bool = False, lds: bool = False) -> OpInfo:
         if op in ("ds_bpermute_b32", "ds_permute_b32", "ds_swizzle_b32"):     # lane shuffles: write vdst
             return OpInfo("DS", 1, counter="lgkm")
         return OpInfo("DS", 1 if returns or "_rtn_" in op else 0, counter="lgkm", memory="atomic")
-    for prefix, family in (("buffer_", "MUBUF"), ("global_", "GLOBAL"), ("flat_", "FLAT"), ("scratch_", "GLOBAL")):
+    for prefix, family in (("buffer_", "MUBUF"), ("tbuffer_", "MUBUF"),    # MTBUF: MUBUF's operands and hazards
+                           ("global_", "GLOBAL"), ("flat_", "FLAT"), ("scratch_", "GLOBAL")):
         if op.startswith(prefix):
             counter = "vm"
             if op.startswith(prefix + "load"):
