@@ -10,6 +10,7 @@ from tensile_asm.emulator import vcmp16  # noqa: F401,E402  (fp16/fp64/16-bit in
 from tensile_asm.emulator import vfp_misc, vint_misc  # noqa: F401,E402  (remaining float and integer VALU)
 from tensile_asm.emulator import vpk_int16  # noqa: F401,E402  (packed 16-bit integer VOP3P)
 from tensile_asm.emulator import vfp8  # noqa: F401,E402  (fp8/bf8 conversions)
+from tensile_asm.emulator import vtrans  # noqa: F401,E402  (fp16/fp64 transcendental approximations)
 from tensile_asm.emulator import vdpp  # noqa: F401,E402  (last: wraps the VOP1/VOP2 handlers above)
 from tensile_asm.emulator import vsdwa  # noqa: F401,E402  (after vdpp: wraps the VOP1/VOP2/VOPC handlers above)
 from tensile_asm.emulator import vatomic  # noqa: F401,E402  (after vmem16: its fp64 atomics gain return forms)
