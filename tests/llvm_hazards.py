@@ -42,15 +42,27 @@ def _reg(text: str) -> str:
     return "$" + "_".join(f"{kind}{i}" for i in range(lo, hi + 1))
 
 
-@lru_cache(maxsize=None)
+_MC_NAMES: dict = {}
+
+
 def _mc_name(arch: str, line: str) -> str:
     """LLVM's MC opcode of one assembly line (``llvm-mc -show-inst``)."""
+    if (arch, line) not in _MC_NAMES:
+        _prefetch_mc_names(arch, [line])
+    return _MC_NAMES[arch, line]
+
+
+def _prefetch_mc_names(arch: str, lines) -> None:
+    """One llvm-mc run for the MC opcodes of many lines (each must assemble)."""
+    lines = sorted({line for line in lines if (arch, line) not in _MC_NAMES})
+    if not lines:
+        return
     p = subprocess.run([find_llvm_tool("llvm-mc"), "-triple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-show-inst"],
-                       input=line + "\n", capture_output=True, text=True)
-    m = re.search(r"<MCInst #\d+ (\w+)", p.stdout)
-    if p.returncode or not m:
-        raise ValueError(f"llvm-mc -mcpu={arch} does not take '{line}': {p.stderr.strip()}")
-    return m.group(1)
+                       input="\n".join(lines) + "\n", capture_output=True, text=True)
+    names = re.findall(r"<MCInst #\d+ (\w+)", p.stdout)
+    if p.returncode or len(names) != len(lines):
+        raise ValueError(f"llvm-mc -mcpu={arch} does not take all of {lines}: {p.stderr.strip()}")
+    _MC_NAMES.update({(arch, line): name for line, name in zip(lines, names)})
 
 
 # Non-MFMA instructions the probes use: mnemonic -> MIR template over the operands {0}, {1}, ...
@@ -82,6 +94,8 @@ def _operand(text: str) -> str:
 def to_mir(arch: str, line: str) -> str:
     """One assembly line (the vocabulary above, or any MFMA / SMFMAC) as a MIR instruction."""
     mnemonic, _, rest = line.strip().partition(" ")
+    if mnemonic.startswith(("v_mfma", "v_smfmac")):
+        rest = re.sub(r"\s+\w+:\S+", "", rest)          # cbsz:/blgp:/op_sel_hi: (formats are in the opcode)
     ops = [o for o in rest.split(",") if o.strip() and o.strip() != "off"]
     if mnemonic.startswith(("v_mfma", "v_smfmac")):
         return _mfma_mir(arch, line, mnemonic, [o.strip() for o in ops])
@@ -90,10 +104,22 @@ def to_mir(arch: str, line: str) -> str:
     return _from_mc(arch, line)
 
 
+_FORMS: dict = {}     # assembly line -> MIR form found on some target (tried first on the next)
+
+
+def _verified(arch: str, text: str) -> tuple:
+    q = subprocess.run([find_llvm_tool("llc"), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-run-pass=none",
+                        "-verify-machineinstrs", "-o", "/dev/null", "-x", "mir", "-"],
+                       input=_MIR_HEAD + f"    {text}\n    S_ENDPGM 0\n...\n", capture_output=True, text=True)
+    return q.returncode == 0, q.stderr.strip()
+
+
 @lru_cache(maxsize=None)
 def _from_mc(arch: str, line: str) -> str:
     """Any other one-destination line: llvm-mc's operand list as a MIR instruction, under the pseudo
     name the MIR parser knows, with the implicit operands it asks for added one by one."""
+    if line in _FORMS and _verified(arch, _FORMS[line])[0]:
+        return _FORMS[line]
     p = subprocess.run([find_llvm_tool("llvm-mc"), "-triple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-show-inst"],
                        input=line + "\n", capture_output=True, text=True)
     base = re.sub(r"_(vi|gfx9|gfx940|gfx90a)$", "", _mc_name(arch, line))
@@ -105,12 +131,12 @@ def _from_mc(arch: str, line: str) -> str:
         implicit, pad = ["implicit $mode", "implicit $exec"], []
         for _ in range(6):
             text = f"{', '.join(ops[:defs])}{' = ' if defs else ''}{name} {', '.join(ops[defs:] + pad + implicit)}"
-            q = subprocess.run([find_llvm_tool("llc"), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-run-pass=none",
-                                "-verify-machineinstrs", "-o", "/dev/null", "-x", "mir", "-"],
-                               input=_MIR_HEAD + f"    {text}\n    S_ENDPGM 0\n...\n", capture_output=True, text=True)
-            if q.returncode == 0:
+            good, err = _verified(arch, text)
+            if good:
+                _FORMS[line] = text
                 return text
-            err = q.stderr.strip()
+            if "unknown machine instruction name" in err:
+                break
             missing = re.search(r"missing implicit register operand '([^']+)'", err)
             extra = re.search(r"extraneous implicit register operand '([^']+)'", err)
             if missing:
@@ -141,14 +167,30 @@ def _mfma_mir(arch, line, mnemonic, ops):
 
 def llvm_wait_states(arch: str, lines) -> list:
     """The wait states LLVM's hazard recognizer inserts before each of ``lines`` (assembly text)."""
-    mir = _MIR_HEAD + "".join(f"    {to_mir(arch, line)}\n" for line in lines) + "    S_ENDPGM 0\n...\n"
+    return llvm_wait_states_many(arch, [lines])[0]
+
+
+def llvm_wait_states_many(arch: str, sequences) -> list:
+    """``llvm_wait_states`` of several sequences, each its own MIR function, in one llc run."""
+    _prefetch_mc_names(arch, [line for seq in sequences for line in seq if line.startswith(("v_mfma", "v_smfmac"))])
+    docs = []
+    for n, seq in enumerate(sequences):
+        body = "".join(f"    {to_mir(arch, line)}\n" for line in seq)
+        docs.append(_MIR_HEAD.replace("name: k", f"name: k{n}") + body + "    S_ENDPGM 0\n")
+    mir = "".join(docs) + "...\n"
     p = subprocess.run([find_llvm_tool("llc"), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}",
                         "-run-pass=post-RA-hazard-rec", "-o", "-", "-x", "mir", "-"],
                        input=mir, capture_output=True, text=True)
     if p.returncode:
         raise RuntimeError(f"llc -mcpu={arch} failed on\n{mir}\n{p.stderr}")
+    bodies = p.stdout.split("bb.0:")[1:]
+    assert len(bodies) == len(sequences), p.stdout
+    return [_nops_before(body, len(seq)) for body, seq in zip(bodies, sequences)]
+
+
+def _nops_before(body: str, count: int) -> list:
     out, pending = [], 0
-    for text in p.stdout.split("bb.0:", 1)[1].splitlines():
+    for text in body.splitlines():
         text = text.strip()
         if not text or text.startswith(("liveins", ";")):
             continue
@@ -160,7 +202,7 @@ def llvm_wait_states(arch: str, lines) -> list:
         else:
             out.append(pending)
             pending = 0
-    assert len(out) == len(lines), (lines, p.stdout)
+    assert len(out) == count, body
     return out
 
 
@@ -197,12 +239,124 @@ GFX950_NEW = [  # gfx950's new shapes, written to v[0:..] like the others
 ]
 
 
+# -- every MFMA / SMFMAC of gfx942 and gfx950, as llvm-mc prints it (canonical names) -------------------------
+MFMA_BOTH = [
+    'v_mfma_f32_16x16x16_bf16 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f32_16x16x16_f16 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f32_16x16x1_4b_f32 v[0:15], v32, v48, v[0:15]',
+    'v_mfma_f32_16x16x32_bf8_bf8 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f32_16x16x32_bf8_fp8 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f32_16x16x32_fp8_bf8 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f32_16x16x32_fp8_fp8 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f32_16x16x4_4b_bf16 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_f32_16x16x4_4b_f16 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_f32_16x16x4_f32 v[0:3], v32, v48, v[0:3]',
+    'v_mfma_f32_32x32x16_bf8_bf8 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_f32_32x32x16_bf8_fp8 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_f32_32x32x16_fp8_bf8 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_f32_32x32x16_fp8_fp8 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_f32_32x32x1_2b_f32 v[0:31], v32, v48, v[0:31]',
+    'v_mfma_f32_32x32x2_f32 v[0:15], v32, v48, v[0:15]',
+    'v_mfma_f32_32x32x4_2b_bf16 v[0:31], v[32:33], v[48:49], v[0:31]',
+    'v_mfma_f32_32x32x4_2b_f16 v[0:31], v[32:33], v[48:49], v[0:31]',
+    'v_mfma_f32_32x32x8_bf16 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_f32_32x32x8_f16 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_f32_4x4x1_16b_f32 v[0:3], v32, v48, v[0:3]',
+    'v_mfma_f32_4x4x4_16b_bf16 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f32_4x4x4_16b_f16 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f64_16x16x4_f64 v[0:7], v[32:33], v[48:49], v[0:7]',
+    'v_mfma_f64_4x4x4_4b_f64 v[0:1], v[32:33], v[48:49], v[0:1]',
+    'v_mfma_i32_16x16x32_i8 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_i32_16x16x4_4b_i8 v[0:15], v32, v48, v[0:15]',
+    'v_mfma_i32_32x32x16_i8 v[0:15], v[32:33], v[48:49], v[0:15]',
+    'v_mfma_i32_32x32x4_2b_i8 v[0:31], v32, v48, v[0:31]',
+    'v_mfma_i32_4x4x4_16b_i8 v[0:3], v32, v48, v[0:3]',
+    'v_smfmac_f32_16x16x32_bf16 v[0:3], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_16x16x32_f16 v[0:3], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_16x16x64_bf8_bf8 v[0:3], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_16x16x64_bf8_fp8 v[0:3], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_16x16x64_fp8_bf8 v[0:3], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_16x16x64_fp8_fp8 v[0:3], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_32x32x16_bf16 v[0:15], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_32x32x16_f16 v[0:15], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_32x32x32_bf8_bf8 v[0:15], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_32x32x32_bf8_fp8 v[0:15], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_32x32x32_fp8_bf8 v[0:15], v[32:33], v[48:51], v60',
+    'v_smfmac_f32_32x32x32_fp8_fp8 v[0:15], v[32:33], v[48:51], v60',
+    'v_smfmac_i32_16x16x64_i8 v[0:3], v[32:33], v[48:51], v60',
+    'v_smfmac_i32_32x32x32_i8 v[0:15], v[32:33], v[48:51], v60',
+]
+MFMA_GFX942_ONLY = [
+    'v_mfma_f32_16x16x8_xf32 v[0:3], v[32:33], v[48:49], v[0:3]',
+    'v_mfma_f32_32x32x4_xf32 v[0:15], v[32:33], v[48:49], v[0:15]',
+]
+MFMA_GFX950_ONLY = [
+    'v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[32:35], v[48:51], v[0:3] cbsz:4 blgp:4',
+    'v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[32:39], v[48:55], v[0:3]',
+    'v_mfma_f32_16x16x32_bf16 v[0:3], v[32:35], v[48:51], v[0:3]',
+    'v_mfma_f32_16x16x32_f16 v[0:3], v[32:35], v[48:51], v[0:3]',
+    'v_mfma_f32_32x32x16_bf16 v[0:15], v[32:35], v[48:51], v[0:15]',
+    'v_mfma_f32_32x32x16_f16 v[0:15], v[32:35], v[48:51], v[0:15]',
+    'v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[32:37], v[48:53], v[0:15] cbsz:2 blgp:3',
+    'v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[32:39], v[48:55], v[0:15]',
+    'v_mfma_i32_16x16x64_i8 v[0:3], v[32:35], v[48:51], v[0:3]',
+    'v_mfma_i32_32x32x32_i8 v[0:15], v[32:35], v[48:51], v[0:15]',
+    'v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[32:39], v[48:55], v[0:3], v60, v61 op_sel_hi:[0,0,0]',
+    'v_mfma_scale_f32_32x32x64_f8f6f4 v[0:15], v[32:39], v[48:55], v[0:15], v60, v61 op_sel_hi:[0,0,0]',
+    'v_smfmac_f32_16x16x128_bf8_bf8 v[0:3], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_16x16x128_bf8_fp8 v[0:3], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_16x16x128_fp8_bf8 v[0:3], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_16x16x128_fp8_fp8 v[0:3], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_16x16x64_bf16 v[0:3], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_16x16x64_f16 v[0:3], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_32x32x32_bf16 v[0:15], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_32x32x32_f16 v[0:15], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_32x32x64_bf8_bf8 v[0:15], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_32x32x64_bf8_fp8 v[0:15], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_32x32x64_fp8_bf8 v[0:15], v[32:35], v[48:55], v60',
+    'v_smfmac_f32_32x32x64_fp8_fp8 v[0:15], v[32:35], v[48:55], v60',
+    'v_smfmac_i32_16x16x128_i8 v[0:3], v[32:35], v[48:55], v60',
+    'v_smfmac_i32_32x32x64_i8 v[0:15], v[32:35], v[48:55], v60',
+]
+
+
+def mfma_lines(arch: str) -> list:
+    return MFMA_BOTH + (MFMA_GFX942_ONLY if arch == "gfx942" else MFMA_GFX950_ONLY)
+
+
+_WAR_PASSES = {1: 2, 3: 4, 7: 8, 15: 16}     # XDL SrcC read -> VALU overwrite, by passes (the same on both)
+
+
+def llvm_passes(arch: str, lines) -> list:
+    """The pass count LLVM's hazard recognizer gives each non-DGEMM MFMA, read back from two probes:
+    a VALU overwriting its SrcC (XDL only: 1/3/7/15 for 2/4/8/16 passes) and a VALU reading its result
+    (XDL: passes + 3, + 1 on gfx950 above 2 passes; SGEMM: passes + 2)."""
+    seqs = []
+    for line in lines:
+        seqs.append([line, "v_add_f32 v100, v1, v1"])
+        seqs.append([_with_srcc(line, 64) if not line.startswith("v_smfmac") else line, "v_mov_b32 v200, 0"])
+        if not line.startswith("v_smfmac"):
+            seqs[-1][1] = "v_mov_b32 v65, 0"
+    waits = llvm_wait_states_many(arch, seqs)
+    out = []
+    for i, line in enumerate(lines):
+        read, war = waits[2 * i][-1], waits[2 * i + 1][-1]
+        if war:
+            out.append(_WAR_PASSES[war])
+        elif line.startswith("v_smfmac"):              # XDL, SrcC is its destination: from the read
+            n = read - 3
+            out.append(n - 1 if arch == "gfx950" and n - 1 != 2 else n)
+        else:
+            out.append(read - 2)
+    return out
+
+
 def _with_srcc(line: str, base: int) -> str:
     """The same MFMA reading SrcC from v[base..] (its result still goes to v[0..])."""
     ops = line.split(",")
-    m = re.fullmatch(r"\s*v\[(\d+):(\d+)\]", ops[3])
+    m = re.fullmatch(r"\s*v\[(\d+):(\d+)\](.*)", ops[3])
     n = int(m.group(2)) - int(m.group(1))
-    ops[3] = f" v[{base}:{base + n}]"
+    ops[3] = f" v[{base}:{base + n}]{m.group(3)}"
     return ",".join(ops)
 
 
@@ -316,21 +470,79 @@ def probes():
         ("VALU write -> v_permlane32_swap", ("gfx950",), ["v_mov_b32 v2, 0"], "v_permlane32_swap_b32 v1, v2"),
         ("v_cmpx (exec) -> v_permlane32_swap", ("gfx950",), ["v_cmpx_lt_u32 vcc, v7, v8"], "v_permlane32_swap_b32 v1, v2"),
     ]
+    return out + _probes_gfx90a() + _probes_gfx908()
+
+
+_OLD_NAMES = {  # gfx90a spells the same MFMAs without the gfx940 underscores
+    "v_mfma_f32_4x4x4_16b_f16": "v_mfma_f32_4x4x4f16", "v_mfma_f32_16x16x16_f16": "v_mfma_f32_16x16x16f16",
+    "v_mfma_f32_32x32x8_f16": "v_mfma_f32_32x32x8f16", "v_mfma_f32_32x32x4_2b_f16": "v_mfma_f32_32x32x4f16",
+    "v_mfma_f32_4x4x1_16b_f32": "v_mfma_f32_4x4x1f32", "v_mfma_f32_16x16x4_f32": "v_mfma_f32_16x16x4f32",
+    "v_mfma_f32_32x32x2_f32": "v_mfma_f32_32x32x2f32", "v_mfma_f64_4x4x4_4b_f64": "v_mfma_f64_4x4x4f64",
+    "v_mfma_f64_16x16x4_f64": "v_mfma_f64_16x16x4f64",
+}
+
+
+def _old(line: str) -> str:
+    first, _, rest = line.partition(" ")
+    return f"{_OLD_NAMES.get(first, first)} {rest}"
+
+
+def _probes_gfx90a():
+    """The MFMA probes again for gfx90a (passes 2/8/16; every non-DGEMM MFMA is XDL there)."""
+    out = []
+    producers = [(f"mfma{n}", _old(XDL[n] if n in XDL else SGEMM[n])) for n in (2, 8, 16)] + \
+        [("f32 mfma8", _old(SGEMM[8])), ("dgemm4", _old(DGEMM4)), ("dgemm16", _old(DGEMM16))]
+    for tag, p in producers:
+        out.append((f"{tag} -> VALU read", ("gfx90a",), [p], "v_add_f32 v100, v1, v1"))
+        out.append((f"{tag} -> VALU write (WAW)", ("gfx90a",), [p], "v_mov_b32 v1, 0"))
+        out.append((f"{tag} -> DS read", ("gfx90a",), [p], "ds_write_b32 v1, v90"))
+        out.append((f"{tag} SrcC -> VALU write (WAR)", ("gfx90a",), [_with_srcc(p, 64)], "v_mov_b32 v65, 0"))
+        out.append((f"{tag} -> same MFMA, SrcC the same registers", ("gfx90a",), [p], p))
+        for ctag, c in (("mfma8", _old(XDL[8])), ("dgemm16", _old(DGEMM16))):
+            out.append((f"{tag} -> {ctag} SrcC overlapped", ("gfx90a",), [p], _srcc_partial(c)))
+            out.append((f"{tag} -> {ctag} SrcA", ("gfx90a",), [p], _srcab_reader(c)))
+    out.append(("DGEMM between VALU write and VMEM read", ("gfx90a",), ["v_mov_b32 v1, 0", _old(DGEMM4)],
+                "global_store_dword v[90:91], v1, off"))
     return out
 
 
-def compare(archs=_ARCHS):
-    """[(rule, arch, ours, llvm)] over every probe."""
+def _probes_gfx908():
+    """gfx908: results in AGPRs only, read by v_accvgpr_read; checkMAIHazards908 and checkMAILdStHazards."""
+    mfma = {2: "v_mfma_f32_4x4x1f32 a[0:3], v1, v2, a[{c}:{c3}]", 8: "v_mfma_f32_16x16x4f32 a[0:3], v1, v2, a[{c}:{c3}]",
+            16: "v_mfma_f32_32x32x2f32 a[0:15], v1, v2, a[{c}:{c15}]"}
+    out = []
+    for n, form in mfma.items():
+        p, war = (form.format(c=c, c3=c + 3, c15=c + 15) for c in (0, 40))
+        out.append((f"mfma{n} -> v_accvgpr_read", ("gfx908",), [p], "v_accvgpr_read_b32 v3, a1"))
+        out.append((f"mfma{n} -> MFMA SrcC overlapped", ("gfx908",), [p],
+                    "v_mfma_f32_4x4x1f32 a[20:23], v1, v2, a[2:5]"))
+        out.append((f"mfma{n} SrcC -> v_accvgpr_write", ("gfx908",), [war], "v_accvgpr_write_b32 a41, v9"))
+    mfma = {n: form.format(c=0, c3=3, c15=15) for n, form in mfma.items()}
+    out += [
+        ("v_accvgpr_write -> MFMA SrcC", ("gfx908",), ["v_accvgpr_write_b32 a1, v9"], mfma[2]),
+        ("v_accvgpr_write -> v_accvgpr_read", ("gfx908",), ["v_accvgpr_write_b32 a1, v9"], "v_accvgpr_read_b32 v3, a1"),
+        ("VALU write -> MFMA SrcA", ("gfx908",), ["v_mov_b32 v1, 0"], mfma[2]),
+        ("VALU write exec -> MFMA", ("gfx908",), ["v_cmpx_lt_u32 vcc, v7, v8"], mfma[2]),
+        ("v_accvgpr_read -> VMEM store data", ("gfx908",), ["v_accvgpr_read_b32 v3, a1"],
+         "global_store_dword v[90:91], v3, off"),
+        ("v_accvgpr_read -> DS address", ("gfx908",), ["v_accvgpr_read_b32 v3, a1"], "ds_write_b32 v3, v90"),
+    ]
+    return out
+
+
+def compare(archs=_ARCHS, select=None):
+    """[(rule, arch, ours, llvm)] over every probe (``select(name)`` picks some)."""
     from tensile_asm.isa.arch import load_arch
     from tensile_asm.isa.hazards import required_wait_states
     from tensile_asm.isa.parser import parse_instruction as P
     rows = []
-    for name, on, producers, consumer in probes():
-        for arch in on:
-            if arch not in archs:
-                continue
+    for arch in archs:
+        cases = [(name, producers, consumer) for name, on, producers, consumer in probes()
+                 if arch in on and (select is None or select(name))]
+        theirs = llvm_wait_states_many(arch, [[*producers, consumer] for _, producers, consumer in cases])
+        for (name, producers, consumer), waits in zip(cases, theirs):
             ours = required_wait_states([P(h) for h in producers], P(consumer), load_arch(arch))
-            rows.append((name, arch, ours, llvm_need(arch, producers, consumer)))
+            rows.append((name, arch, ours, waits[-1]))
     return rows
 
 
