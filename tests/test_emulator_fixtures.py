@@ -142,6 +142,8 @@ def test_gfx950_gemm_fixtures_use_the_transpose_loads():
     lane mapping of ds_read_b64_tr_b16/_b8 gives a wrong product."""
     from tensile_asm.codeobject import kernel_instructions, read_code_object
 
-    for name, op in (("f16", "ds_read_b64_tr_b16"), ("bf16", "ds_read_b64_tr_b16"), ("fp8", "ds_read_b64_tr_b8")):
+    for name, op in (("f16", "ds_read_b64_tr_b16"), ("bf16", "ds_read_b64_tr_b16"), ("fp8", "ds_read_b64_tr_b8"),
+                     ("at_f16", "ds_read_b64_tr_b16"), ("at_fp8", "ds_read_b64_tr_b8")):
         co = read_code_object(FIXTURES / f"triton_gfx950_matmul_{name}.hsaco")
-        assert op in {i.opcode for i in kernel_instructions(co, "matmul_kernel")}, name
+        kernel = "matmul_at_kernel" if name.startswith("at_") else "matmul_kernel"
+        assert op in {i.opcode for i in kernel_instructions(co, kernel)}, name

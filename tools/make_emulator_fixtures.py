@@ -177,8 +177,31 @@ TRITON = {
               scalar("n_cols", "int32", 700), scratch("global_scratch"), scratch("profile_scratch")],
         checks=[check("s", "x.astype(np.float64).sum(1)", 1e-5, 1e-5)]),
 }
+_MM_AT_SIG = {"at_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", **{k: "i32" for k in (
+    "M", "N", "K", "stride_ak", "stride_am", "stride_bk", "stride_bn", "stride_cm", "stride_cn")},
+    **{k: "constexpr" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K")}}
+
+
+def _mm_at(dtype, block_k, arch):
+    """A given transposed, 16 x 16 tiles on one wave (16x16 MFMAs; both operands through LDS transposes)."""
+    ptr, storage, encoding = _ELEM[dtype]
+    return dict(
+        grid=[-(-TM // 16), -(-TN // 16), 1], block=[64, 1, 1], num_warps=1, fn="matmul_at_kernel", arch=arch,
+        signature=dict(_MM_AT_SIG, at_ptr=ptr, b_ptr=ptr), constexprs={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": block_k},
+        args=[arr("AT", storage, [TK, TM], encoding=encoding), arr("B", storage, [TK, TN], encoding=encoding),
+              out("C", "float32", [TM, TN]),
+              scalar("M", "int32", TM), scalar("N", "int32", TN), scalar("K", "int32", TK),
+              scalar("stride_ak", "int32", TM), scalar("stride_am", "int32", 1),
+              scalar("stride_bk", "int32", TN), scalar("stride_bn", "int32", 1),
+              scalar("stride_cm", "int32", TN), scalar("stride_cn", "int32", 1), scratch("global_scratch"),
+              scratch("profile_scratch")],
+        checks=[check("C", "AT.astype(np.float64).T @ B.astype(np.float64)", 1e-4, 1e-4)])
+
+
 TRITON.update({
     "triton_gfx950_matmul_f16": _mm("float16", 32, "gfx950"),
+    "triton_gfx950_matmul_at_f16": _mm_at("float16", 64, "gfx950"),
+    "triton_gfx950_matmul_at_fp8": _mm_at("float8_e4m3", 128, "gfx950"),
     "triton_gfx950_matmul_bf16": _mm("bfloat16", 64, "gfx950"),
     "triton_gfx950_matmul_fp8": _mm("float8_e4m3", 64, "gfx950"),
     "triton_gfx950_row_sum": dict(TRITON["triton_row_sum"], arch="gfx950"),

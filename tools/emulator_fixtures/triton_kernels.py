@@ -53,3 +53,26 @@ def row_sum_kernel(out_ptr, in_ptr, in_stride, n_cols, BLOCK: tl.constexpr):
         cols = c0 + tl.arange(0, BLOCK)
         acc += tl.load(in_ptr + row * in_stride + cols, mask=cols < n_cols, other=0.0)
     tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def matmul_at_kernel(at_ptr, b_ptr, c_ptr, M, N, K, stride_ak, stride_am, stride_bk, stride_bn, stride_cm, stride_cn,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """C = A @ B with A given transposed (K x M, M contiguous): both operands M/N-contiguous in LDS."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    at_ptrs = at_ptr + offs_k[:, None] * stride_ak + offs_m[None, :] * stride_am
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        at = tl.load(at_ptrs, mask=(offs_k[:, None] < k_left) & (offs_m[None, :] < M), other=0.0)
+        b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & (offs_n[None, :] < N), other=0.0)
+        acc = tl.dot(tl.trans(at), b, acc)
+        at_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
