@@ -10,7 +10,7 @@ mem + data1``; wrxchg2 swaps two elements at ``offset0``/``offset1`` elements (x
 returns both old values. inc/dec/min/max as the 32-bit forms (vatomic.py shares the tables).
 64-bit accesses need 8-byte aligned addresses. Lanes hitting one address apply in lane order; a
 returned value is PENDING until ``s_waitcnt lgkmcnt``. Like dsatomic.py, atomics are not recorded
-by the race checker. ``ds_condxchg32_rtn_b64`` is refused: no source we have gives its semantics.
+by the race checker. ``ds_condxchg32_rtn_b64`` stays unimplemented: no source we have gives its semantics.
 """
 
 from __future__ import annotations
@@ -166,12 +166,6 @@ def _xchg2_builder(bits, stride64):
     return build
 
 
-def _refuse(reason):
-    def build(ins, cx):
-        raise Unsupported(reason)
-    return build
-
-
 for _name, (_bits, _nd, _fn) in OPS.items():
     handles(f"ds_{_name}")(_builder(_bits, _nd, _fn, False))
     _op, _type = _name.rsplit("_", 1)
@@ -181,7 +175,5 @@ for _name, (_bits, _nd, _fn) in RTN_ONLY.items():
 for _bits in (32, 64):
     handles(f"ds_wrxchg2_rtn_b{_bits}")(_xchg2_builder(_bits, False))
     handles(f"ds_wrxchg2st64_rtn_b{_bits}")(_xchg2_builder(_bits, True))
-handles("ds_condxchg32_rtn_b64")(_refuse("ds_condxchg32_rtn_b64: its semantics are not documented in the ISA "
-                                         "guides we follow"))
 
 __all__: list = []
