@@ -163,3 +163,24 @@ def test_addtid_and_8bit_d16_lds_accesses():
     b[512:640] = (hi >> U(16)).astype(np.uint8)
     expect = np.concatenate([addtid, u8_lo, i8_hi, u8_hi, i8_lo, lds[:128], lds[128:]])
     assert np.array_equal(out, expect)
+
+
+RACE = """
+s_load_dwordx2 s[4:5], s[0:1], 0x0
+s_waitcnt lgkmcnt(0)
+v_and_b32 v1, 63, v0
+v_mov_b32 v2, v0
+{op}
+s_waitcnt lgkmcnt(0)
+s_endpgm
+"""
+
+
+@pytest.mark.parametrize("op,message", [
+    ("ds_write_b8_d16_hi v1, v2", "LDS race"),                     # both waves write bytes 0-63
+    ("s_mov_b32 m0, 0x3f0\ns_nop 0\nds_write_addtid_b32 v2", "outside the workgroup's 1024 bytes"),
+    ("ds_read_u8_d16 v2, v1 offset:1000", "outside the workgroup's 1024 bytes")])
+def test_strict_lds_checks_see_the_new_accesses(op, message):
+    co = build(RACE.format(op=op), args=(("out", 8),), vgprs=8, sgprs=8, lds=1024, max_wg=128)
+    with pytest.raises(EmulationError, match=message):
+        Emulator.load(co).launch("k", grid=1, block=128, args=[np.zeros(4, U)])
