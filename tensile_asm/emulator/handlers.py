@@ -2,6 +2,7 @@
 
 from tensile_asm.emulator import lds, mfma, salu, smem, valu, vcmp, vfloat, vhalf, vmem, vmem16, vpacked  # noqa: F401
 from tensile_asm.emulator import salu_extra  # noqa: F401,E402  (rarer SOP1/SOP2/SOPK/SOPP)
+from tensile_asm.emulator import smem_store  # noqa: F401,E402  (SMEM stores and atomics)
 from tensile_asm.emulator import dsatomic, dsperm, vdiv, vf16, vf64, vi16, vpk16  # noqa: F401,E402  (third-party code: fixtures)
 from tensile_asm.emulator import vgfx950  # noqa: F401,E402  (gfx950 additions)
 from tensile_asm.emulator import smfmac  # noqa: F401,E402  (sparse MFMAs, v_smfmac_*)
