@@ -158,3 +158,41 @@ def test_literal_and_16bit_multiply_adds():
     got = run_block(body, INPUTS, len(ops), arch="gfx942")
     for j, (op, want) in enumerate(ops.items()):
         np.testing.assert_array_equal(got[j], want, err_msg=op)
+
+
+def _two_over_pi(n):
+    """floor(2/pi * 2**n), pi from Euler's arctan(1/2) + arctan(1/3) (a formula the emulator does not use)."""
+    def atan_inv(x, bits):
+        total, power, k = 0, (1 << bits) // x, 0
+        while power:
+            total += (-1) ** k * (power // (2 * k + 1))
+            power //= x * x
+            k += 1
+        return total
+    g = n + 256
+    pi = 4 * (atan_inv(2, g) + atan_inv(3, g))
+    return (1 << (g + n + 1)) // pi
+
+
+def test_trig_preop():
+    from fractions import Fraction
+    table = _two_over_pi(1184)
+    assert table >> 1152 == 0xA2F9836E                   # LLVM's TwoByPi[0]
+    x = np.concatenate([[1.0, -3.0, 1e300, 2.0 ** 1000, 1e-300, 0.0, np.inf, np.nan, 2.0 ** 900, 5e-324],
+                        RNG.standard_normal(54) * 10.0 ** RNG.integers(-300, 300, 54)])
+    seg = RNG.integers(0, 64, 64).astype(np.uint32)
+    seg[:10] = [0, 1, 2, 31, 5, 20, 0, 0, 3, 21]
+    w = x.view(np.uint64)
+    words = np.stack([(w & 0xFFFFFFFF).astype(np.uint32), (w >> 32).astype(np.uint32), seg])
+    got = run_block("v_trig_preop_f64 v[30:31], v[10:11], v12", words, 2, arch="gfx942")
+    got = (got[0].astype(np.uint64) | got[1].astype(np.uint64) << 32).view(np.float64)
+    for lane in range(64):
+        if math.isnan(x[lane]):
+            assert math.isnan(got[lane])
+            continue
+        exponent = int(w[lane] >> 52) & 0x7FF
+        shift = (int(seg[lane]) & 31) * 53 + max(exponent - 1077, 0)
+        chunk = (table >> (1184 - 53 - shift)) & ((1 << 53) - 1) if shift < 1120 else 0
+        scale = -53 - shift + (128 if exponent >= 1968 else 0)
+        want = float(Fraction(chunk) * Fraction(2) ** scale)
+        assert got[lane] == want, (lane, x[lane], int(seg[lane]))

@@ -2,7 +2,7 @@
 ``v_frexp_exp``/``v_frexp_mant`` (f16, f32, f64), ``v_ldexp_f16``/``v_ldexp_f64``, ``v_fract_f16``/
 ``v_fract_f64``, the literal-constant multiply-adds ``v_madak/madmk_f32`` (unfused), ``v_fmaak/fmamk_f32``
 (fused), ``v_mad_legacy_f32`` (DX9 zero rule), ``v_madak/madmk_f16`` and ``v_mac_f16`` (as ``v_mad_f16``),
-and ``v_pk_fmac_f16``.
+``v_pk_fmac_f16`` and ``v_trig_preop_f64``.
 
 Semantics (Vega/CDNA3 ISA opcode tables): ``v_cvt_flr_i32_f32`` is (int)floor(S0), ``v_cvt_rpi_i32_f32``
 (int)floor(S0 + 0.5) taken exactly (the + 0.5 is not rounded to fp32 first: an assumption, the guide
@@ -168,6 +168,51 @@ def _fract_f16(ins, cx):
         with np.errstate(invalid="ignore"):
             r = f16_of(f16_bits(x - np.floor(x)))               # rounded to fp16, then clamped below 1
         wr(w, np.where(np.isinf(x), np.nan, np.minimum(r, below)))
+    return run
+
+
+# -- v_trig_preop_f64 -----------------------------------------------------------------------------
+
+def _arctan_inverse(x: int, bits: int) -> int:
+    """arctan(1/x) * 2**bits (to within a few units), by its alternating series in integers."""
+    term = (1 << bits) // x
+    total, k = term, 1
+    while term:
+        term //= x * x
+        total += (-1) ** k * (term // (2 * k + 1))
+        k += 1
+    return total
+
+
+def _two_over_pi_bits(n: int) -> int:
+    """floor(2/pi * 2**n): pi by Machin's formula with 216 guard bits."""
+    guard = n + 216
+    pi = 4 * (4 * _arctan_inverse(5, guard) - _arctan_inverse(239, guard))
+    return (1 << (guard + n + 1)) // pi
+
+
+_TABLE_BITS, _SEGMENTS_END = 1184, 1120          # LLVM's table: 37 words; segments from bit 1120 read 0
+_TWO_OVER_PI = _two_over_pi_bits(_TABLE_BITS)
+_CHUNKS = np.array([(_TWO_OVER_PI >> (_TABLE_BITS - 53 - s)) & ((1 << 53) - 1) for s in range(_SEGMENTS_END)]
+                   + [0], np.float64)            # 53 bits from bit s (MSB first), exact in fp64
+
+
+@handles("v_trig_preop_f64")
+def _trig_preop(ins, cx):
+    """53 bits of 2/pi, from bit S1[4:0] * 53 (+ the exponent of S0 above 1077), scaled by 2**(-53 - shift)
+    (+128 when S0's exponent is >= 1968); 0 past the table; a NaN S0 gives S0 quieted. As LLVM's
+    constant folding of llvm.amdgcn.trig.preop (AMDGPUInstCombineIntrinsic.cpp), the ISA's pseudocode."""
+    _no_output_modifiers(ins)
+    a, seg, wr = f64_src(cx, ins, 1), cx.vread(ins.operands[2]), _f64_writer(cx, ins)
+
+    def run(w):
+        x = np.asarray(a(w), F64)
+        exponent = (x.view(U64) >> U64(52)).astype(I64) & 0x7FF
+        shift = (np.asarray(seg(w), I64) & 31) * 53 + np.maximum(exponent - 1077, 0)
+        scale = -53 - shift + np.where(exponent >= 1968, 128, 0)
+        r = np.ldexp(_CHUNKS[np.minimum(shift, _SEGMENTS_END)], np.maximum(scale, -1200))   # below: 0 anyway
+        quieted = (x.view(U64) | U64(1 << 51)).view(F64)
+        wr(w, np.where(np.isnan(x), quieted, r))
     return run
 
 
