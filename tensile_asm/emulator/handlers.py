@@ -19,6 +19,7 @@ from tensile_asm.emulator import dsmisc  # noqa: F401,E402  (ds_swizzle, addtid,
 from tensile_asm.emulator import dsatomic64  # noqa: F401,E402  (64-bit/fp64/packed LDS atomics, mskor, wrxchg, wrap)
 from tensile_asm.emulator import vmem8  # noqa: F401,E402  (byte d16 global/flat/buffer loads and stores)
 from tensile_asm.emulator import vformat  # noqa: F401,E402  (buffer_*_format, tbuffer_*: 32-bit raw formats only)
+from tensile_asm.emulator import vcache  # noqa: F401,E402  (buffer_wbl2, buffer_inv*: no caches to maintain)
 from tensile_asm.emulator import gds  # noqa: E402
 gds.register()     # after every DS handler: gives them their gds form
 from tensile_asm.emulator import scratch  # noqa: E402
