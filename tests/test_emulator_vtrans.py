@@ -19,6 +19,7 @@ H = np.where(RNG.random(64) < 0.3, RNG.choice(SPECIAL16, 64),
 JUNK = RNG.integers(0, 1 << 16, 64, dtype=np.uint32) << 16
 D = np.where(RNG.random(64) < 0.3, RNG.choice([0.0, -0.0, np.inf, -np.inf, np.nan, -4.0, 5e-324], 64),
              np.abs(RNG.standard_normal(64)) * 10.0 ** RNG.integers(-30, 30, 64))
+D[:3] = [1e308, -3e307, 2.0 ** 1022]                    # reciprocals in the denormal range: flushed
 W = D.view(np.uint64)
 INPUTS = np.stack([H | JUNK, JUNK, (W & 0xFFFFFFFF).astype(np.uint32), (W >> 32).astype(np.uint32)]).astype(np.uint32)
 
@@ -50,7 +51,8 @@ def ieee(fn):
 
 
 def RCP(x):
-    return 1.0 / x
+    r = 1.0 / x
+    return math.copysign(0.0, r) if abs(r) < 2.0 ** -1022 else r        # denormal results flushed
 
 
 def RSQ(x):

@@ -10,7 +10,9 @@ Special values follow IEEE (rcp(+-0) = +-inf, rsq/sqrt/log of a negative value N
 a NaN produced from a non-NaN input is the positive quiet NaN (assumed: the default NaN).
 fp16: VOP3 ``neg``/``abs`` and ``clamp`` apply, the high 16 bits of the destination are written as 0
 (gfx9: LLVM ``GCNSubtarget::zeroesHigh16BitsOfDest`` lists these), fp16 denormals are kept. fp64:
-``neg``/``abs`` apply, ``clamp``/output modifiers are refused.
+``neg``/``abs`` apply, ``clamp``/output modifiers are refused; ``v_rcp_f64`` flushes denormal results to
+zero (LLVM's AMDGPUInstCombineIntrinsic.cpp, folding llvm.amdgcn.rcp: "The instruction always flushes
+denormal results (except for f16)").
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ _FUNCTIONS = {
     "cos": lambda x: np.cos(x * _TWO_PI),
 }
 _NAN16 = U32(0x0200)
+_TINY64 = 2.0 ** -1022
 
 
 def _apply(fn, x):
@@ -67,9 +70,12 @@ def _trans_f64(ins, cx):
         if m in ("clamp", "mul", "div"):
             raise Unsupported(f"{m} on {ins.opcode}")
     fn = _FUNCTIONS[ins.opcode.split("_")[1]]
+    flush = ins.opcode == "v_rcp_f64"
     a, wr = f64_src(cx, ins, 1), cx.vwrite64(ins.operands[0])
 
     def run(w):
         r = _apply(fn, a(w))
+        if flush:                    # the only op here whose result can be denormal
+            r = np.where(np.abs(r) < _TINY64, np.copysign(0.0, r), r)
         wr(w, np.broadcast_to(r, (w.lanes,)).view(U64))
     return run
