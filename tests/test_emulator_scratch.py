@@ -1,6 +1,7 @@
 """Private (scratch) memory: scratch_* (gfx942 architected flat scratch, gfx90a flat scratch) and MUBUF
 through the private segment buffer (gfx90a), checked against a numpy model of each work-item's bytes;
-a HIP kernel with data-indexed private arrays compiled by clang-22 for both targets, strict, against numpy."""
+HIP kernels compiled by clang-22 for both targets (data-indexed private arrays; a call with a stack
+frame), run strict, against numpy/Python."""
 
 from __future__ import annotations
 
@@ -218,13 +219,13 @@ def test_dynamic_stack_is_refused():
 HIP = Path(__file__).parent / "data" / "private_arrays.hip"
 
 
-def _compile_hip(arch, flat_scratch):
+def _compile_hip(arch, flat_scratch, source=HIP):
     extra = ["-Xclang", "-target-feature", "-Xclang", "+enable-flat-scratch"] if flat_scratch else []
-    out = _CACHE / f"private_arrays_{arch}{'_fs' if flat_scratch else ''}_{HIP.stat().st_mtime_ns}.co"
+    out = _CACHE / f"{source.stem}_{arch}{'_fs' if flat_scratch else ''}_{source.stat().st_mtime_ns}.co"
     if not out.is_file():
         _CACHE.mkdir(parents=True, exist_ok=True)
         cmd = [find_llvm_tool("clang"), "-x", "hip", "-nogpuinc", "-nogpulib", "--cuda-device-only",
-               "--no-gpu-bundle-output", "-O2", f"--offload-arch={arch}", *extra, "-c", str(HIP), "-o", str(out)]
+               "--no-gpu-bundle-output", "-O2", f"--offload-arch={arch}", *extra, "-c", str(source), "-o", str(out)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
     return out
@@ -259,3 +260,41 @@ def test_hip_private_arrays(arch, flat_scratch, expect):
     out = np.full(n, 0xDEADBEEF, U)
     em.launch("private_arrays", grid=1, block=64, args=(idx, x, out))
     np.testing.assert_array_equal(out, _hip_reference(idx, x))
+
+
+# -- a call that is not inlined, with its own private array in a stack frame (s32; wave-scaled on MUBUF) ----
+
+CALL_HIP = Path(__file__).parent / "data" / "private_call.hip"
+
+
+def _mix(inp, k, seed):
+    t = [(inp[i & 15] * (i + 3) + seed) & 0xFFFFFFFF for i in range(40)]
+    s = seed
+    for i in range(8):
+        s = (s * 5 + t[(k >> (3 * i)) % 40]) & 0xFFFFFFFF
+        t[(s >> 4) % 40] ^= s
+    return (s + t[k % 40]) & 0xFFFFFFFF
+
+
+def _call_reference(idx, x):
+    out = []
+    for t in range(len(x)):
+        inp, k = [int(v) for v in x[t]], [int(v) for v in idx[t]]
+        a = [(inp[i & 15] + i) & 0xFFFFFFFF for i in range(24)]
+        s = _mix(inp, k[0], 1)
+        a[s % 24] = s
+        s = _mix(inp, k[1] ^ a[k[2] % 24], s)
+        out.append(s ^ a[k[3] % 24])
+    return np.array(out, U)
+
+
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx942"])
+def test_hip_call_with_stack_frame(arch):
+    em = Emulator.load(_compile_hip(arch, False, CALL_HIP))
+    assert sum(ins.opcode == "s_swappc_b64" for ins in em.instructions("calls")) == 2
+    rng = np.random.default_rng(5)
+    idx = rng.integers(0, 1 << 32, (64, 4), dtype=np.uint64).astype(U)
+    x = rng.integers(0, 1 << 32, (64, 16), dtype=np.uint64).astype(U)
+    out = np.full(64, 0xDEADBEEF, U)
+    em.launch("calls", grid=1, block=64, args=(idx, x, out))
+    np.testing.assert_array_equal(out, _call_reference(idx, x))
