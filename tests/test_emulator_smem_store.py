@@ -123,3 +123,19 @@ def test_misaligned_64bit_atomic_faults():
     co = build(body, vgprs=4, sgprs=16)
     with pytest.raises(EmulationError, match="misaligned 64-bit scalar atomic"):
         Emulator.load(co, strict=False).launch("k", grid=1, block=64, args=[np.ones(4, np.uint32)])
+
+
+def test_dcache_operations_count_in_lgkmcnt():
+    body = """
+s_load_dwordx2 s[2:3], s[0:1], 0x0
+s_waitcnt lgkmcnt(0)
+s_store_dword s2, s[2:3], 0x0
+s_dcache_wb
+s_dcache_inv
+s_waitcnt lgkmcnt(0)
+s_endpgm
+"""
+    co = build(body, vgprs=4, sgprs=16)
+    mem = np.ones(4, np.uint32)
+    result = Emulator.load(co).launch("k", grid=1, block=64, args=[mem])
+    assert result.opcode_counts["s_dcache_wb"] == 1 and mem[0] != 1 and (mem[1:] == 1).all()

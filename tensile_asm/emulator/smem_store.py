@@ -7,7 +7,8 @@ SMEM loads do; an atomic's address must be aligned to its size (else a fault). B
 dwords at or beyond num_records (an atomic out of range changes nothing and returns 0). With
 ``glc`` an atomic returns the value memory held before it into its first data SGPR(s) (cmpswap:
 data = [new, compare]); those SGPRs stay PENDING in strict mode until ``s_waitcnt lgkmcnt(0)``, and
-every store or atomic counts in lgkmcnt. Operations follow the CDNA3 ISA guide's SMEM table (inc:
+every store or atomic counts in lgkmcnt, as do the cache operations ``s_dcache_wb``/``_inv`` (``_vol``),
+which change nothing else here. Operations follow the CDNA3 ISA guide's SMEM table (inc:
 0 once memory >= data, else +1; dec: data once memory is 0 or > data, else -1).
 """
 
@@ -125,3 +126,10 @@ for _op in ATOMICS:
         _suffix = "_x2" if _wide else ""
         handles(f"s_atomic_{_op}{_suffix}")(_s_atomic_builder(_op, _wide, False))
         handles(f"s_buffer_atomic_{_op}{_suffix}")(_s_atomic_builder(_op, _wide, True))
+
+
+@handles("s_dcache_wb", "s_dcache_inv", "s_dcache_wb_vol", "s_dcache_inv_vol")
+def _dcache(ins, cx):
+    if not cx.strict:
+        return lambda w: None
+    return lambda w: strict_mode.issue(w, ins, (), "smem")
