@@ -62,7 +62,9 @@ def _render(kind, suffix, data, lane, const, via_s, mubuf):
 def _kernel(mubuf):
     kp, wg = ("s[4:5]", "s6") if mubuf else ("s[0:1]", "s2")
     setup = "s_add_u32 s0, s0, s7\ns_addc_u32 s1, s1, 0\ns_movk_i32 s8, 0x100" if mubuf else "s_mov_b32 s4, 3"
-    body = "\n".join(_render(*a, mubuf) for a in ACCESSES)
+    # a barrier between the stores and the loads: run wave by wave, wave 1 stores before wave 0 loads
+    body = "\n".join(_render(*a, mubuf) for a in ACCESSES if a[0] == "store")
+    body += "\ns_waitcnt vmcnt(0)\ns_barrier\n" + "\n".join(_render(*a, mubuf) for a in ACCESSES if a[0] == "load")
     return f"""
 s_load_dwordx4 s[12:15], {kp}, 0x0
 {setup}
@@ -142,15 +144,17 @@ def _private_kd(arch, mubuf):
                  "  .amdhsa_system_sgpr_private_segment_wavefront_offset 1\n")
 
 
-@pytest.mark.parametrize("arch,mubuf", [("gfx942", False), ("gfx90a", True)])
-def test_private_accesses_every_width_and_form(arch, mubuf):
+@pytest.mark.parametrize("arch,mubuf,lockstep", [("gfx942", False, True), ("gfx90a", True, True),
+                                                  ("gfx942", False, False), ("gfx90a", True, False)])
+def test_private_accesses_every_width_and_form(arch, mubuf, lockstep):
+    """lockstep: the two waves run as one batch (a row per lane of both); else wave by wave."""
     co = build(_kernel(mubuf), arch=arch, vgprs=32, sgprs=24, args=(("out", 8), ("inp", 8)),
                extra_kd=_private_kd(arch, mubuf))
     rng = np.random.default_rng(7)
     n = BLOCK * GRID
     inp = rng.integers(1, 1 << 32, (n, 28), dtype=np.uint64).astype(U)
     out = np.full((n, 24), 0xDEADBEEF, U)
-    Emulator.load(co).launch("k", grid=GRID, block=BLOCK, args=[out, inp])
+    Emulator.load(co).launch("k", grid=GRID, block=BLOCK, args=[out, inp], lockstep=lockstep)
     np.testing.assert_array_equal(out, _reference(inp))
 
 
