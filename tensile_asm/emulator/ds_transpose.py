@@ -95,6 +95,7 @@ def _builder(bits: int):
             if strict:
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True
+        run.agpr_ok = True
         return run
     return build
 

@@ -20,7 +20,7 @@ import numpy as np
 from tensile_asm.emulator import lds_dma
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, describe, handles, reg_keys
+from tensile_asm.emulator.program import Unsupported, describe, handles, reg_keys, register_file
 from tensile_asm.errors import EmulationError
 
 
@@ -158,14 +158,15 @@ def _ds_read_builder(ndw, elements, elem_bytes, stride64=False):
         keys = reg_keys(dst)
         issue = strict_mode.issue
         rows4, span = rows >> 2, int(rows.max()) + 4
+        regs = register_file(dst)
         if cx.strict:
             def run(w):
                 idx, sel = _lane_dwords(w, addr, rows4, span)
                 w.group.lds_tracker.read(w, idx, ins)
                 if sel is None:
-                    w.v[d0:d0 + n] = w.group.lds[idx]
+                    regs(w)[d0:d0 + n] = w.group.lds[idx]
                 else:
-                    w.v[d0:d0 + n, sel] = w.group.lds[idx]
+                    regs(w)[d0:d0 + n, sel] = w.group.lds[idx]
                 issue(w, ins, keys, "lds")
         else:
             def run(w):
@@ -173,10 +174,11 @@ def _ds_read_builder(ndw, elements, elem_bytes, stride64=False):
                 ok = byte + 4 <= w.group.lds_size
                 vals = np.where(ok, w.group.lds[np.where(ok, byte >> 2, 0)], 0).astype(np.uint32)
                 if sel is None:
-                    w.v[d0:d0 + n] = vals
+                    regs(w)[d0:d0 + n] = vals
                 else:
-                    w.v[d0:d0 + n, sel] = vals
+                    regs(w)[d0:d0 + n, sel] = vals
         run.manages_defs = True
+        run.agpr_ok = True
         return run
     return build
 
@@ -188,7 +190,7 @@ def _ds_write_builder(ndw, elements, elem_bytes, stride64=False):
             raise Unsupported("unexpected data operands")
         rows = _offsets(ins, ndw, elements, elem_bytes, stride64)
         addr = cx.vread(vaddr)
-        regs = [(d.index, d.count) for d in datas]
+        regs = [(register_file(d), d.index, d.count) for d in datas]
         strict = cx.strict
         issue = strict_mode.issue
         rows4, span = rows >> 2, int(rows.max()) + 4
@@ -197,7 +199,7 @@ def _ds_write_builder(ndw, elements, elem_bytes, stride64=False):
                 idx, sel = _lane_dwords(w, addr, rows4, span)
             else:
                 byte, sel = _lane_addresses(w, addr, rows)
-            data = [w.v[i:i + n] if sel is None else w.v[i:i + n, sel] for i, n in regs]
+            data = [f(w)[i:i + n] if sel is None else f(w)[i:i + n, sel] for f, i, n in regs]
             vals = data[0] if len(data) == 1 else np.concatenate(data)
             if strict:
                 w.group.lds_tracker.write(w, idx, ins)
@@ -206,6 +208,7 @@ def _ds_write_builder(ndw, elements, elem_bytes, stride64=False):
             else:
                 ok = byte + 4 <= w.group.lds_size
                 w.group.lds[(byte >> 2)[ok]] = vals[ok]
+        run.agpr_ok = True
         return run
     return build
 

@@ -49,6 +49,7 @@ def _read_builder(signed):
             if cx.strict:
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True
+        run.agpr_ok = True
         return run
     return build
 
@@ -67,6 +68,7 @@ def _write_b8(ins, cx):
         w.group.lds.view(U8)[byte] = vals
         if cx.strict:
             strict_mode.issue(w, ins, (), "lds", byte >> 2)
+    run.agpr_ok = True
     return run
 
 

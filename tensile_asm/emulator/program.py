@@ -63,6 +63,14 @@ class Op:
         self.skeys = tuple(k for k in srcs if k < VKEY and k not in (126, 127))
 
 
+def register_file(op):
+    """``fn(wave)`` -> the wave's VGPR or AGPR rows, whichever file ``op`` names (memory data operands
+    may be AGPRs on gfx90a and later)."""
+    if isinstance(op, Reg) and op.kind == "a":
+        return lambda w: w.a
+    return lambda w: w.v
+
+
 def reg_keys(op) -> tuple:
     if isinstance(op, Reg):
         base = {"s": 0, "v": VKEY, "a": AKEY}[op.kind]
@@ -363,6 +371,8 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
         else:
             try:
                 fn = builder(ins, cx)
+                if _agpr_memory_operand(ins) and not getattr(fn, "agpr_ok", False):
+                    raise Unsupported("AGPR data operands of this memory instruction are not implemented")
             except Unsupported as e:
                 fn = _raiser(f"the emulator does not support this form of '{ins.opcode}': {e}")
         # A handler that tracks its own destinations (loads: PENDING until waited for) says so
@@ -387,6 +397,14 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
         hazard_check.attach(ops, arch)
         expcnt.attach(ops)
     return ops
+
+
+def _agpr_memory_operand(ins: Instruction) -> bool:
+    """A memory instruction with an AGPR operand: its handler must say it reads/writes the AGPR file
+    (``fn.agpr_ok``), since memory handlers index VGPRs by default (gfx90a+ allow AGPR data)."""
+    if not ins.opcode.startswith(("ds_", "buffer_", "global_", "flat_", "scratch_")):
+        return False
+    return any(isinstance(o, Reg) and o.kind == "a" for o in ins.operands)
 
 
 _VECTOR_FAMILIES = frozenset({"VOP", "MFMA", "DS", "MUBUF", "GLOBAL", "FLAT"})

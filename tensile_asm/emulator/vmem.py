@@ -21,7 +21,7 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import Unsupported, handles, reg_keys, register_file
 from tensile_asm.isa.registers import Reg, Special
 
 U32, U64 = np.uint32, np.uint64
@@ -34,11 +34,12 @@ def _active(w, x):
     return x if w.exec_full else x[w.exec_lanes]
 
 
-def _write_rows(w, d0, n, vals, sel):
+def _write_rows(w, d0, n, vals, sel, regs=None):
+    rows = w.v if regs is None else regs(w)
     if sel is None:
-        w.v[d0:d0 + n] = vals
+        rows[d0:d0 + n] = vals
     else:
-        w.v[d0:d0 + n, sel] = vals
+        rows[d0:d0 + n, sel] = vals
 
 
 def _srd(w, r):
@@ -96,6 +97,7 @@ def _buffer_load_builder(ndw, small=None):
         dst = ins.operands[0]
         d0, n = dst.index, dst.count
         track = _vm_issue(cx, ins, reg_keys(dst))
+        regs = register_file(dst)
         def run(w):
             addr, ok, sel = addresses(w, ndw, small[0] if small else 4)
             vals = np.zeros(addr.shape, U32)
@@ -103,10 +105,11 @@ def _buffer_load_builder(ndw, small=None):
                 mem = w.group.memory
                 a = addr[ok].astype(U64)
                 vals[ok] = mem.load_small(a, *small) if small else mem.load_u32(a)
-            _write_rows(w, d0, n, vals, sel)
+            _write_rows(w, d0, n, vals, sel, regs)
             if track:
                 track(w)
         run.manages_defs = True
+        run.agpr_ok = True
         return run
     return build
 
@@ -117,10 +120,11 @@ def _buffer_store_builder(ndw, small=None):
         src = ins.operands[0]
         s0, n = src.index, src.count
         track = _vm_issue(cx, ins, ())
+        regs = register_file(src)
         def run(w):
             addr, ok, sel = addresses(w, ndw, small[0] if small else 4)
             if ok.any():
-                vals = w.v[s0:s0 + n] if sel is None else w.v[s0:s0 + n, sel]
+                vals = regs(w)[s0:s0 + n] if sel is None else regs(w)[s0:s0 + n, sel]
                 a = addr[ok].astype(U64)
                 if small:
                     w.group.memory.store_small(a, vals[ok], small[0])
@@ -128,6 +132,7 @@ def _buffer_store_builder(ndw, small=None):
                     w.group.memory.store_u32(a, vals[ok])
             if track:
                 track(w)
+        run.agpr_ok = True
         return run
     return build
 
@@ -232,16 +237,18 @@ def _global_load_builder(ndw, small=None):
         addresses = _global_addresses(vaddr, saddr, ins.modifier("offset", 0) or 0, cx)
         d0, n = dst.index, dst.count
         track = _vm_issue(cx, ins, reg_keys(dst))
+        regs = register_file(ins.operands[0])
         def run(w):
             addr = addresses(w, ndw)
             sel = None if w.exec_full else w.exec_lanes
             if addr.size:
                 a = addr.astype(U64)
                 vals = w.group.memory.load_small(a, *small) if small else w.group.memory.load_u32(a)
-                _write_rows(w, d0, n, vals, sel)
+                _write_rows(w, d0, n, vals, sel, regs)
             if track:
                 track(w)
         run.manages_defs = True
+        run.agpr_ok = True
         return run
     return build
 
@@ -253,16 +260,18 @@ def _global_store_builder(ndw, small=None):
         addresses = _global_addresses(vaddr, saddr, ins.modifier("offset", 0) or 0, cx)
         s0, n = data.index, data.count
         track = _vm_issue(cx, ins, ())
+        regs = register_file(data)
         def run(w):
             addr = addresses(w, ndw)
             if addr.size:
-                vals = w.v[s0:s0 + n] if w.exec_full else w.v[s0:s0 + n, w.exec_lanes]
+                vals = regs(w)[s0:s0 + n] if w.exec_full else regs(w)[s0:s0 + n, w.exec_lanes]
                 if small:
                     w.group.memory.store_small(addr.astype(U64), vals, small[0])
                 else:
                     w.group.memory.store_u32(addr.astype(U64), vals)
             if track:
                 track(w)
+        run.agpr_ok = True
         return run
     return build
 
