@@ -501,7 +501,12 @@ def _probes_gfx90a():
         for ctag, c in (("mfma8", _old(XDL[8])), ("dgemm16", _old(DGEMM16))):
             out.append((f"{tag} -> {ctag} SrcC overlapped", ("gfx90a",), [p], _srcc_partial(c)))
             out.append((f"{tag} -> {ctag} SrcA", ("gfx90a",), [p], _srcab_reader(c)))
-    out.append(("DGEMM between VALU write and VMEM read", ("gfx90a",), ["v_mov_b32 v1, 0", _old(DGEMM4)],
+    out.append(("DGEMM between VALU write and VMEM read", ("gfx90a",),
+                ["v_mov_b32 v1, 0", "v_mfma_f64_4x4x4f64 v[10:11], v[32:33], v[48:49], v[10:11]"],
+                "global_store_dword v[90:91], v1, off"))
+    out.append(("DGEMM between VALU write and DS read", ("gfx90a",),
+                ["v_mov_b32 v1, 0", "v_mfma_f64_4x4x4f64 v[10:11], v[32:33], v[48:49], v[10:11]"], "ds_write_b32 v88, v1"))
+    out.append(("VALU between VALU write and VMEM read", ("gfx90a",), ["v_mov_b32 v1, 0", "v_mov_b32 v2, 0"],
                 "global_store_dword v[90:91], v1, off"))
     return out
 
@@ -547,8 +552,10 @@ def compare(archs=_ARCHS, select=None):
 
 
 if __name__ == "__main__":
-    rows = compare(tuple(sys.argv[1:]) or _ARCHS)
-    print("| probe | arch | ours | LLVM |\n|---|---|---|---|")
-    for name, arch, ours, llvm in rows:
-        mark = "" if ours == llvm else (" **more**" if ours > llvm else " **FEWER**")
-        print(f"| {name} | {arch} | {ours}{mark} | {llvm} |")
+    archs = tuple(sys.argv[1:]) or ("gfx942", "gfx950", "gfx90a", "gfx908")
+    table: dict = {}
+    for name, arch, ours, llvm in compare(archs):
+        table.setdefault(name, {})[arch] = str(llvm) if ours == llvm else f"**ours {ours}, LLVM {llvm}**"
+    print("| probe | " + " | ".join(archs) + " |\n|---|" + "---|" * len(archs))
+    for name, cells in table.items():
+        print(f"| {name} | " + " | ".join(cells.get(a, "") for a in archs) + " |")

@@ -72,7 +72,8 @@ STRICT = {
                "dgemm16 -> sgemm8 SrcC overlapped", "dgemm16 -> xdl4 SrcA",
                "v_mfma_f32_32x32x16_bf16 -> VALU read", "v_mfma_f32_16x16x128_f8f6f4 -> xdl4 SrcA",
                "VALU write -> v_permlane32_swap", "v_cmpx (exec) -> v_permlane32_swap"],
-    "gfx90a": ["mfma16 -> VALU read", "mfma8 -> mfma8 SrcC overlapped", "dgemm4 -> VALU read"],
+    "gfx90a": ["mfma16 -> VALU read", "mfma8 -> mfma8 SrcC overlapped", "dgemm4 -> VALU read",
+               "DGEMM between VALU write and DS read"],
 }
 
 
@@ -104,12 +105,12 @@ def test_strict_emulator_at_llvm_count_and_one_fewer(arch, probe):
     assert need > 0
     vgprs = (max(_vgprs([*producers, consumer])) + 8) // 8 * 8
     out = np.zeros(1, np.float32)
-    Emulator.load(build(_kernel(producers, consumer, need), vgprs=vgprs, sgprs=16, arch=arch)).launch(
+    Emulator.load(build(_kernel(producers, consumer, need), vgprs=vgprs, sgprs=16, arch=arch, lds=256)).launch(
         "k", grid=1, block=64, args=[out])
-    em = Emulator.load(build(_kernel(producers, consumer, need - 1), vgprs=vgprs, sgprs=16, arch=arch))
+    em = Emulator.load(build(_kernel(producers, consumer, need - 1), vgprs=vgprs, sgprs=16, arch=arch, lds=256))
     with pytest.raises(EmulationError) as info:
         em.launch("k", grid=1, block=64, args=[out])
-    assert f"{need - 1} wait state(s) between them, {need} required" in str(info.value)
+    assert "strict: hazard '" in str(info.value) and "(1 more: s_nop" in str(info.value)
 
 
 # -- LLVM's own code generation ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from tensile_asm.emulator.memory import Fault
 from tensile_asm.isa.hazards import Violation, hazard_model
 
 STRIDE = 2048          # table key: rule index * STRIDE + register key
+BETWEEN = STRIDE - 1   # ... or + BETWEEN: the last instruction of the rule's `between` class
 WINDOW = 32            # more wait states than any rule asks for: older entries no longer matter
 
 
@@ -37,10 +38,13 @@ def attach(ops, arch) -> None:
             need = memo[key] = model.required(idx, ops[src].inst, profiles[src].produces[idx], ops[dst].inst, group)
         return need
 
+    gated = [idx for idx in consumed if model.rules[idx].between is not None]
     for op, prof in zip(ops, profiles):
-        checks = tuple((idx, idx * STRIDE, group) for idx, groups in prof.consumes for group in groups)
+        checks = tuple((idx, idx * STRIDE, group, model.rules[idx].between is not None)
+                       for idx, groups in prof.consumes for group in groups)
         records = tuple(idx * STRIDE + k for idx, groups in prof.produces.items() if idx in consumed
                         for g in groups for k in g)
+        records += tuple(idx * STRIDE + BETWEEN for idx in gated if model.rules[idx].between(op.inst, model))
         if checks or records:
             op.hazard = _hook(op.index, checks, records, prof.ws, required, model, ops)
 
@@ -48,12 +52,16 @@ def attach(ops, arch) -> None:
 def _hook(index, checks, records, ws, required, model, ops):
     def hazard(w, clock):
         table = w.hz
-        for idx, base, group in checks:
+        for idx, base, group, gated in checks:
             best = None
             for k in group:
                 e = table.get(base + k)
                 if e is not None and (best is None or e[0] > best[0]):
                     best = e
+            if best is not None and gated:         # no `between` instruction since the producer: no hazard
+                mark = table.get(base + BETWEEN)
+                if mark is None or mark[0] < best[0]:
+                    best = None
             if best is not None:
                 need = required(idx, best[1], index, group)
                 have = clock - best[0]

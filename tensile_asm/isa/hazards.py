@@ -252,6 +252,7 @@ class Rule:
     same_opcode: bool | None = None
     text: str = ""            # the rule as written, for messages
     max_wait: int = 0
+    between: object = None    # predicate: the rule holds only if such an instruction issued after the producer
 
 
 @dataclass(frozen=True)
@@ -311,7 +312,8 @@ class HazardModel:
                             _compile_expr(r["consumer"], w), r["reads"], r["wait_states"],
                             _compile_expr(r["producer_if"], w) if "producer_if" in r else None,
                             r.get("overlap", "any"), r.get("same_opcode"),
-                            f"{r['producer']} -> {r['consumer']}", _max_wait(r["wait_states"], w))
+                            f"{r['producer']} -> {r['consumer']}", _max_wait(r["wait_states"], w),
+                            _compile_expr(r["between"], w) if "between" in r else None)
             except KeyError as e:
                 raise UserError(f"{w} lacks {e}; every rule needs name, producer, writes, consumer, reads, "
                                 f"wait_states") from None
@@ -414,12 +416,17 @@ class HazardModel:
         profile = profile or self.profile(ins, assignment)
         out = []
         for idx, groups in profile.consumes:
+            between = self.rules[idx].between
             for group in groups:
                 gs = set(group)
+                seen = False                      # a `between` instruction at or after this entry
                 for p_ins, p_prof, dist in history:
+                    seen = seen or (between is not None and between(p_ins, self))
                     pg = p_prof.produces.get(idx)
                     if pg is None or not any(gs.intersection(g) for g in pg):
                         continue
+                    if between is not None and not seen:
+                        break
                     need = self.required(idx, p_ins, pg, ins, group)
                     if dist < need and not any(v.rule is self.rules[idx] and v.keys == group for v in out):
                         out.append(Violation(self.rules[idx], p_ins, ins, group, dist, need))
