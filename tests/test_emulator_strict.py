@@ -127,9 +127,9 @@ def test_overwriting_lds_another_wave_reads_without_barrier_is_a_race():
 
 
 def test_unknown_instruction_is_reported_by_name_and_address():
-    em, run, _ = _vadd(VADD.replace("v_add_f32 v3, v3, v4", "v_exp_f16 v3, v4"))
-    address = _address(em, "v_exp_f16")
-    with pytest.raises(EmulationError, match=f"at 0x{address:x} `v_exp_f16 v3, v4`.*does not implement 'v_exp_f16'"):
+    em, run, _ = _vadd(VADD.replace("v_add_f32 v3, v3, v4", "v_screen_partition_4se_b32 v3, v4"))
+    address = _address(em, "v_screen_partition_4se_b32")
+    with pytest.raises(EmulationError, match=f"at 0x{address:x} `v_screen_partition_4se_b32 v3, v4`.*does not implement 'v_screen_partition_4se_b32'"):
         run()
 
 

@@ -74,6 +74,13 @@ def fract_ref(x, below_one):
     return min(x - float(np.floor(x)), below_one)   # -0.0 + -floor(-0.0) is +0.0
 
 
+def fract32_ref(x):
+    """A NaN input comes back quieted with its sign (the neg modifier flips it first)."""
+    if math.isnan(x):
+        return b32(x) | 0x400000
+    return b32(fract_ref(x, float(np.uint32(0x3F7FFFFF).view(np.float32))))
+
+
 def ldexp_ref(x, k):
     try:
         return math.ldexp(x, k) if math.isfinite(x) else x
@@ -101,6 +108,8 @@ def test_float_conversions_frexp_ldexp_fract():
         "v_ldexp_f16 v30, v11, v14": lambda i: bits16(h[i] * 2.0 ** max(min(e[i], 100), -100)
                                                       if math.isfinite(h[i]) else h[i]),
         "v_fract_f16 v30, v11": lambda i: bits16(fract_ref(h[i], below16)),
+        "v_fract_f32 v30, v10": lambda i: fract32_ref(x32[i]),
+        "v_fract_f32_e64 v30, -v10": lambda i: fract32_ref(-x32[i]),
     }
     ops64 = {
         "v_frexp_mant_f64 v[30:31], v[12:13]": lambda i: frexp_ref(d[i])[0],

@@ -68,7 +68,8 @@ _UNARY = {
     "v_ceil_f32": np.ceil,
     "v_trunc_f32": np.trunc,
     "v_rndne_f32": np.rint,
-    "v_fract_f32": lambda a: a - np.floor(a),
+    # capped below 1 (LLVM lowers fract to V_FRACT relying on it); inf gives NaN, as in vfp_misc.py
+    "v_fract_f32": lambda a: np.where(np.isinf(a), F32(np.nan), np.minimum(a - np.floor(a), F32(0.99999994))),
 }
 
 
