@@ -470,7 +470,16 @@ def probes():
         ("VALU write -> v_permlane32_swap", ("gfx950",), ["v_mov_b32 v2, 0"], "v_permlane32_swap_b32 v1, v2"),
         ("v_cmpx (exec) -> v_permlane32_swap", ("gfx950",), ["v_cmpx_lt_u32 vcc, v7, v8"], "v_permlane32_swap_b32 v1, v2"),
     ]
+    everywhere = ("gfx942", "gfx950", "gfx90a", "gfx908")        # rules of every gfx9, and their absence
+    out = [(name, everywhere if name in _GENERIC else on, p, c) for name, on, p, c in out]
     return out + _probes_gfx90a() + _probes_gfx908()
+
+
+_GENERIC = {"VALU write VCC -> v_div_fmas", "VALU write SGPR -> v_readlane lane select", "VALU write VGPR -> DPP read",
+            "VALU write exec -> DPP", "VALU write SGPR -> VMEM", "SALU write m0 -> s_movrels",
+            "VMEM store > 8 bytes -> VALU overwrite", "VALU write SGPR -> VALU read", "VALU write VGPR -> v_readfirstlane",
+            "VALU write exec -> v_readfirstlane", "trans -> VALU read", "v_pk_fma_f16 -> VALU read", "dot -> VALU read",
+            "dot -> same dot SrcA", "VALU write VGPR -> v_readlane"}
 
 
 _OLD_NAMES = {  # gfx90a spells the same MFMAs without the gfx940 underscores
