@@ -5,8 +5,10 @@ SrcC, its store data ...) and a *consumer* (a class and an operand role: any sou
 the lane select of ``v_readlane``, an MFMA's SrcC, the registers it writes ...), and how many wait
 states must separate them. As in LLVM's ``GCNHazardRecognizer`` (where the rules come from), the
 producer that counts is the *nearest* earlier instruction of the producer class touching the
-consumer's operand; ``producer_if``, ``overlap`` and ``same_opcode`` then say whether the rule applies
-to that pair. Every issued instruction is one wait state, ``s_nop N`` is N+1.
+consumer's operand; ``producer_if``, ``overlap``, ``same_opcode`` and ``between`` (an instruction of
+that class issued since the producer) then say whether the rule applies to that pair. Every issued
+instruction is one wait state, ``s_nop N`` is N+1. docs/hazards-vs-llvm.md compares the tables with
+LLVM 22 (tests/llvm_hazards.py asks llc for its counts).
 
 One engine serves three users: ``required_wait_states`` (a linear history), the Module pass
 ``insert_wait_states`` (walks branches back through labels, inserts the fewest ``s_nop``), and the
