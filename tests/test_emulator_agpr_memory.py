@@ -66,8 +66,7 @@ BUFFER_LINES = ("buffer_load_dwordx4 a[8:11]", "buffer_store_dwordx4 a[8:11]")
 
 
 @pytest.mark.parametrize("arch", ["gfx90a", "gfx942"])
-@pytest.mark.parametrize("with_buffer", [False, pytest.param(True, marks=pytest.mark.xfail(
-    reason="scratch.py's MUBUF wrapper refuses AGPR data (being reworked)", strict=True))])
+@pytest.mark.parametrize("with_buffer", [False, True])
 def test_agpr_data_of_loads_stores_and_lds(arch, with_buffer):
     body = BODY if with_buffer else "\n".join(l for l in BODY.splitlines() if not l.startswith(BUFFER_LINES))
     rng = np.random.default_rng(5)

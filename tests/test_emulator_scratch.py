@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emulator_asm import _CACHE, build
+from emulator_asm import _CACHE, assemble, build, kernel_source
 from tensile_asm.emulator.launch import Emulator
 from tensile_asm.errors import EmulationError, UserError
 from tensile_asm.toolchain_paths import find_llvm_tool
@@ -159,8 +159,9 @@ def test_private_accesses_every_width_and_form(arch, mubuf, lockstep):
 
 
 def _tiny(body, arch="gfx942", strict=True, kd=None):
-    co = build(body, arch=arch, vgprs=8, sgprs=24, args=(("out", 8),),
-               extra_kd=kd if kd is not None else _private_kd(arch, False))
+    source = kernel_source(body, arch=arch, vgprs=8, sgprs=24, args=(("out", 8),),
+                           extra_kd=kd if kd is not None else _private_kd(arch, False))
+    co = assemble(source.replace(".amdhsa_next_free_vgpr 8\n", ".amdhsa_next_free_vgpr 12\n"), arch)   # a0..a3
     out = np.full(64, 0xDEADBEEF, U)
     Emulator.load(co, strict=strict).launch("k", grid=1, block=64, args=[out])
     return out
@@ -302,3 +303,57 @@ def test_hip_call_with_stack_frame(arch):
     out = np.full(64, 0xDEADBEEF, U)
     em.launch("calls", grid=1, block=64, args=(idx, x, out))
     np.testing.assert_array_equal(out, _call_reference(idx, x))
+
+
+# -- a generic (flat) pointer to a private array, passed to a function that is not inlined --------------
+
+GENERIC_HIP = Path(__file__).parent / "data" / "private_generic.hip"
+
+
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx942"])
+def test_hip_flat_access_to_private_array(arch):
+    em = Emulator.load(_compile_hip(arch, False, GENERIC_HIP))
+    code = [ins.opcode for ins in em.instructions("gen")]
+    assert "s_swappc_b64" in code
+    rng = np.random.default_rng(11)
+    idx = rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(U)
+    x = rng.integers(0, 1 << 32, (64, 20), dtype=np.uint64).astype(U)
+    out = np.full(64, 0xDEADBEEF, U)
+    result = em.launch("gen", grid=1, block=64, args=(idx, x, out))
+    assert result.opcode_counts.get("flat_store_dword") == 1
+    a, r, k = x.astype(np.int64), np.arange(64), idx[:64].astype(np.int64)
+    a[r, k % 20] += 3
+    np.testing.assert_array_equal(out, ((a[r, (k >> 5) % 20] + a[r, idx[64:] % 20]) & 0xFFFFFFFF).astype(U))
+
+
+def test_agpr_data_and_flat_aperture_on_gfx942():
+    body = """
+v_accvgpr_write_b32 a1, v0
+s_mov_b64 s[4:5], src_private_base
+v_mov_b32 v4, 0                                   // every lane its own offset 0
+v_mov_b32 v5, s5
+scratch_store_dword v4, a1, off offset:4
+flat_load_dword v2, v[4:5] offset:4
+s_waitcnt vmcnt(0) lgkmcnt(0)
+v_add_u32 v2, 1, v2
+flat_store_dword v[4:5], v2 offset:8
+scratch_load_dword a2, v4, off offset:8
+s_waitcnt vmcnt(0) lgkmcnt(0)
+v_accvgpr_read_b32 v2, a2
+""" + _STORE_OUT
+    np.testing.assert_array_equal(_tiny(body), np.arange(64, dtype=U) + 1)
+
+
+def test_flat_access_partly_private_is_refused():
+    body = """
+v_cmp_gt_u32 vcc, 32, v0
+s_mov_b64 s[4:5], src_private_base
+v_mov_b32 v4, 0
+v_mov_b32 v5, s5
+v_mov_b32 v6, 0x1000
+v_cndmask_b32 v5, v6, v5, vcc
+flat_store_dword v[4:5], v0
+s_endpgm
+"""
+    with pytest.raises(EmulationError, match="some lanes in the private aperture and some outside"):
+        _tiny(body)

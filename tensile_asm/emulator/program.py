@@ -24,6 +24,7 @@ M32, M64 = 0xFFFFFFFF, (1 << 64) - 1
 FLT_MIN = np.float32(1.17549435e-38)
 
 HANDLERS: dict = {}
+APERTURES: dict = {}             # aperture operand (src_private_base) -> its 64-bit value (scratch.py)
 PREFIX_HANDLERS: dict = {}       # opcode prefix -> builder, for families parsed from the name (MFMA)
 
 
@@ -140,6 +141,9 @@ class Compiler:
         if isinstance(op, Special) and op.name in ("vcc", "flat_scratch"):
             i = SPECIAL_INDEX[op.name]
             return lambda w: w.s[i] | w.s[i + 1] << 32
+        if isinstance(op, Special) and op.name in APERTURES:
+            c = APERTURES[op.name]
+            return lambda w: c
         raise Unsupported(f"cannot read {op} as a 64-bit scalar operand")
 
     def swrite(self, op):

@@ -5,8 +5,9 @@ Model: every work-item owns a byte array of the kernel descriptor's private_segm
 swizzles private memory per lane (element size 4, index stride 64); the emulator does not reproduce
 that layout, which is invisible as long as every private access goes through these instructions:
 the per-lane offset is all a kernel can name. What is not modelled is refused: a dynamic stack
-(launch), a flat/global access into the private aperture (it lies in no buffer: a fault),
-``idxen`` on the private buffer, a base or soffset that is not whole per-lane dwords.
+(launch), a global access into the private aperture (it lies in no buffer: a fault), a flat access
+whose lanes are partly private, ``idxen`` on the private buffer, a base or soffset that is not whole
+per-lane dwords. Data operands may be AGPRs (gfx90a+).
 
 Addressing, per lane:
 - ``scratch_*``: vaddr (or ``off``) + saddr (or ``off``) + offset. On gfx940+ flat scratch is
@@ -17,6 +18,9 @@ Addressing, per lane:
   wave-level byte offsets (the wave's region is 64 lanes interleaved dword by dword), so
   (base - PRIVATE_BASE + soffset) / 64 is the per-lane offset they add; the stack pointer s32 of
   callable code is such a wave-scaled offset. Plus (offen ? vaddr : 0) + offset.
+- FLAT (``flat_load``/``flat_store`` through a generic pointer to a stack object): an address in
+  [src_private_base, + 4 GiB) is src_private_base | the per-lane offset; the emulator's
+  src_private_base is PRIVATE_BASE. gfx90a requires FLAT_SCRATCH set as for scratch_*.
 
 Initial state (AMDGPUUsage, "Initial Kernel Execution State"): the private segment buffer SGPRs hold
 ``segment_buffer()``, the flat scratch init SGPRs PRIVATE_BASE, the private segment size SGPR the
@@ -33,13 +37,14 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import HANDLERS, Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import APERTURES, HANDLERS, Unsupported, handles, reg_keys, register_file
 from tensile_asm.emulator.state import FLAT_SCRATCH_LO
 from tensile_asm.errors import UserError
 from tensile_asm.isa.registers import Reg, Special
 
 PRIVATE_BASE = 0x7000_0000_0000          # the emulator's private aperture: no DeviceMemory buffer is there
-APERTURE = 1 << 40
+APERTURE = 1 << 40                        # of the private segment buffer's base
+APERTURE_FLAT = 1 << 32                   # flat addresses: src_private_base | the per-lane offset
 WAVE_LANES = 64                           # lanes interleaved in a wave's private region (index stride 64)
 ARCHITECTED_FLAT_SCRATCH = frozenset({"gfx940", "gfx941", "gfx942", "gfx950"})
 U32 = np.uint32
@@ -125,19 +130,20 @@ def _lanes(w, row):
 # -- what loads write and stores take ---------------------------------------------------------------
 
 def _load_runner(cx, ins, dst, nbytes, kind):
-    if not (isinstance(dst, Reg) and dst.kind == "v"):
+    if not (isinstance(dst, Reg) and dst.kind in "va"):
         raise Unsupported(f"destination {dst}")
-    d0 = dst.index
+    d0, regs = dst.index, register_file(dst)
     track = (lambda w, issue=strict_mode.issue, keys=reg_keys(dst): issue(w, ins, keys, "vm")) if cx.strict else None
 
     def finish(w, raw):                        # raw: uint8 [active lanes, nbytes]
         sel = None if w.exec_full else w.exec_lanes
+        file = regs(w)
         if kind == "dw":
             vals = np.ascontiguousarray(raw).view("<u4").T
             if sel is None:
-                w.v[d0:d0 + vals.shape[0]] = vals
+                file[d0:d0 + vals.shape[0]] = vals
             else:
-                w.v[d0:d0 + vals.shape[0], sel] = vals
+                file[d0:d0 + vals.shape[0], sel] = vals
         else:
             small = np.ascontiguousarray(raw).view({1: "<u1", 2: "<u2"}[nbytes]).reshape(-1).astype(np.int64)
             if kind in ("sext", "d16s", "d16s_hi"):
@@ -147,24 +153,25 @@ def _load_runner(cx, ins, dst, nbytes, kind):
                 vals = (small & 0xFFFFFFFF).astype(U32)
             else:
                 half = (small & 0xFFFF).astype(U32)
-                row = _lanes(w, w.v[d0])
+                row = _lanes(w, file[d0])
                 vals = (row & U32(0xFFFF)) | (half << U32(16)) if kind.endswith("_hi") else (row & U32(0xFFFF0000)) | half
             if sel is None:
-                w.v[d0] = vals
+                file[d0] = vals
             else:
-                w.v[d0, sel] = vals
+                file[d0, sel] = vals
         if track:
             track(w)
     return finish
 
 
 def _store_source(dst, nbytes, high):
-    if not (isinstance(dst, Reg) and dst.kind == "v"):
+    if not (isinstance(dst, Reg) and dst.kind in "va"):
         raise Unsupported(f"data {dst}")
-    s0, n = dst.index, max(1, nbytes // 4)
+    s0, n, regs = dst.index, max(1, nbytes // 4), register_file(dst)
 
     def raw(w):
-        rows = w.v[s0:s0 + n] if w.exec_full else w.v[s0:s0 + n, w.exec_lanes]
+        file = regs(w)
+        rows = file[s0:s0 + n] if w.exec_full else file[s0:s0 + n, w.exec_lanes]
         if nbytes < 4:
             vals = rows[0] >> U32(16) if high else rows[0]
             return np.ascontiguousarray(vals.astype("<u4")).view(np.uint8).reshape(-1, 4)[:, :nbytes]
@@ -206,7 +213,7 @@ def _scratch_load(nbytes, kind):
                 finish(w, _private(w, cx).load(_columns(w), offsets(w), nbytes))
             else:
                 finish(w, np.zeros((0, nbytes), np.uint8))
-        run.manages_defs = True
+        run.manages_defs = run.agpr_ok = True
         run.extra_srcs = offsets.extra_srcs + (tuple(reg_keys(dst)) if kind.startswith("d16") else ())
         return run
     return build
@@ -224,6 +231,7 @@ def _scratch_store(nbytes, high):
             if track:
                 track(w)
         run.extra_srcs = offsets.extra_srcs
+        run.agpr_ok = True
         return run
     return build
 
@@ -234,7 +242,7 @@ for _name, (_n, _high) in STORES.items():
     handles(f"scratch_store_{_name}")(_scratch_store(_n, _high))
 
 
-# -- MUBUF through the private segment buffer ----------------------------------------------------------
+# -- MUBUF through the private segment buffer, FLAT through the private aperture ------------------------
 
 def _buffer_private_offsets(ins, cx):
     """w -> per-lane offsets, or None when the resource is not the private segment buffer."""
@@ -268,48 +276,75 @@ def _buffer_private_offsets(ins, cx):
     return offsets
 
 
-def _wrap_buffer(name, nbytes, load_kind=None, high=False):
+def _flat_private_offsets(ins, cx, load):
+    """w -> per-lane offsets when every active lane's flat address lies in the private aperture, None when
+    none does (the global path); a mix is refused."""
+    vaddr = ins.operands[1 if load else 0]
+    if not (isinstance(vaddr, Reg) and vaddr.kind == "v" and vaddr.count == 2):
+        raise Unsupported(f"vaddr {vaddr}")
+    i, offset = vaddr.index, ins.modifier("offset", 0) or 0
+    check_flat = cx.arch.name not in ARCHITECTED_FLAT_SCRATCH
+
+    def offsets(w):
+        addr = (_lanes(w, w.v[i + 1]).astype(np.int64) << 32 | _lanes(w, w.v[i]).astype(np.int64)) + offset
+        private = (addr >= PRIVATE_BASE) & (addr < PRIVATE_BASE + APERTURE_FLAT)
+        if not private.any():
+            return None
+        if not private.all():
+            raise Fault("a flat access with some lanes in the private aperture and some outside it is not emulated")
+        if check_flat:
+            fs = w.s[FLAT_SCRATCH_LO] | w.s[FLAT_SCRATCH_LO + 1] << 32
+            if fs != PRIVATE_BASE:
+                raise Fault(f"flat access to the private aperture while FLAT_SCRATCH is 0x{fs:x}; on {cx.arch.name} the "
+                            f"kernel must set it to the flat scratch init SGPRs plus the private segment wave offset")
+        return addr - PRIVATE_BASE
+    return offsets
+
+
+def _wrap(name, nbytes, private_offsets, data_index, load_kind=None, high=False):
+    """Give the handler of ``name`` a private path, taken when ``private_offsets`` finds one."""
     base_builder = HANDLERS.get(name)
 
     def build(ins, cx):
         if ins.has_modifier("lds"):                # LDS-DMA forms (lds_dma.py) are never private
             return base_builder(ins, cx)
-        offsets = _buffer_private_offsets(ins, cx)
+        offsets = private_offsets(ins, cx)
         base = None
         if base_builder is not None:
             try:
                 base = base_builder(ins, cx)
             except Unsupported:
                 base = None
+        data = ins.operands[data_index]
+        if isinstance(data, Reg) and data.kind == "a" and not getattr(base, "agpr_ok", False):
+            base = None                            # its global path would read VGPRs
         if load_kind is not None:
-            finish = _load_runner(cx, ins, ins.operands[0], nbytes, load_kind)
+            finish = _load_runner(cx, ins, data, nbytes, load_kind)
             def run(w):
                 offs = offsets(w)
                 if offs is None:
                     return _other(w)
-                finish(w, _private(w, cx).load(_columns(w), offs, nbytes) if len(offs) else
-                       np.zeros((0, nbytes), np.uint8))
+                finish(w, _private(w, cx).load(_columns(w), offs, nbytes))
         else:
-            raw = _store_source(ins.operands[0], nbytes, high)
+            raw = _store_source(data, nbytes, high)
             track = (lambda w: strict_mode.issue(w, ins, (), "vm")) if cx.strict else None
             def run(w):
                 offs = offsets(w)
                 if offs is None:
                     return _other(w)
-                if len(offs):
-                    _private(w, cx).store(_columns(w), offs, raw(w))
+                _private(w, cx).store(_columns(w), offs, raw(w))
                 if track:
                     track(w)
 
         def _other(w):
             if base is None:
-                raise Fault(f"'{name}' is emulated only through the private segment buffer (a swizzled V# in the "
-                            f"private aperture)")
+                raise Fault(f"this form of '{name}' is emulated only for private memory")
             return base(w)
         run.manages_defs = load_kind is not None
+        run.agpr_ok = True
         extra = tuple(getattr(base, "extra_srcs", ()))
         if load_kind is not None and load_kind.startswith("d16"):
-            extra += tuple(reg_keys(ins.operands[0]))
+            extra += tuple(reg_keys(data))
         run.extra_srcs = tuple(dict.fromkeys(extra))
         if getattr(base, "lane_bound", False):
             run.lane_bound = True
@@ -318,11 +353,15 @@ def _wrap_buffer(name, nbytes, load_kind=None, high=False):
 
 
 def register() -> None:
-    """Wrap the buffer load/store handlers (call after every module that registers them)."""
+    """Give the buffer and flat load/store handlers their private path (call after every module that
+    registers them)."""
     for suffix, (n, kind) in LOADS.items():
-        _wrap_buffer(f"buffer_load_{suffix}", n, load_kind=kind)
+        _wrap(f"buffer_load_{suffix}", n, _buffer_private_offsets, 0, load_kind=kind)
+        _wrap(f"flat_load_{suffix}", n, lambda ins, cx: _flat_private_offsets(ins, cx, True), 0, load_kind=kind)
     for suffix, (n, high) in STORES.items():
-        _wrap_buffer(f"buffer_store_{suffix}", n, high=high)
+        _wrap(f"buffer_store_{suffix}", n, _buffer_private_offsets, 0, high=high)
+        _wrap(f"flat_store_{suffix}", n, lambda ins, cx: _flat_private_offsets(ins, cx, False), 1, high=high)
+    APERTURES["src_private_base"] = PRIVATE_BASE
 
 
 __all__ = ["PRIVATE_BASE", "PrivateMemory", "check_launch", "register", "segment_buffer"]

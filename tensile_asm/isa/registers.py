@@ -99,6 +99,7 @@ class VRegRef:
 SPECIAL_WIDTH = {
     "vcc": 2, "vcc_lo": 1, "vcc_hi": 1, "exec": 2, "exec_lo": 1, "exec_hi": 1,
     "m0": 1, "scc": 1, "off": 0, "flat_scratch": 2, "flat_scratch_lo": 1, "flat_scratch_hi": 1,
+    "src_private_base": 2,
 }
 
 
