@@ -65,7 +65,8 @@ CASES = [
      lambda i: _from_bits(sum(([b, b] for b in _bits(i["a"], 32)), []))),
     ("s_mov_b32 s40, s25\ns_bitset0_b32 s40, s24", 1, False, lambda i: i["b"] & ~(1 << (i["a"] & 31)) & M32),
     ("s_mov_b32 s40, s25\ns_bitset1_b32 s40, s24", 1, False, lambda i: i["b"] | 1 << (i["a"] & 31)),
-    ("s_mov_b64 s[40:41], s[22:23]\ns_bitset0_b64 s[40:41], s24", 2, False, lambda i: i["Y"] & ~(1 << (i["a"] & 63)) & M64),
+    ("s_mov_b64 s[40:41], s[22:23]\ns_bitset0_b64 s[40:41], s24", 2, False,
+     lambda i: i["Y"] & ~(1 << (i["a"] & 63)) & M64),
     ("s_mov_b64 s[40:41], s[22:23]\ns_bitset1_b64 s[40:41], s24", 2, False, lambda i: i["Y"] | 1 << (i["a"] & 63)),
     ("s_bfe_i64 s[40:41], s[20:21], s26", 2, True, lambda i: _bfe_ref(i["X"], i["off"], i["width"])),
     ("s_bfm_b64 s[40:41], s27, s28", 2, False,           # width S0[5:0], offset S1[5:0]
@@ -105,7 +106,8 @@ def _kernel():
     # s_movreld: s[40:49] = s[20:29], then s[40 + (M0 & 7)] = s25 and s[48 + (M0 & 6)], +1 = s[22:23]
     lines.extend(["s_mov_b64 s[40:41], s[20:21]", "s_mov_b64 s[42:43], s[22:23]", "s_mov_b64 s[44:45], s[24:25]",
                   "s_mov_b64 s[46:47], s[26:27]", "s_mov_b64 s[48:49], s[28:29]", "s_and_b32 s30, s29, 7",
-                  "s_mov_b32 m0, s30", "s_nop 0", "s_movreld_b32 s40, s25", "s_and_b32 s30, s29, 6", "s_mov_b32 m0, s30",
+                  "s_mov_b32 m0, s30", "s_nop 0", "s_movreld_b32 s40, s25", "s_and_b32 s30, s29, 6",
+                  "s_mov_b32 m0, s30",
                   "s_nop 0", "s_movreld_b64 s[48:49], s[22:23]"])
     store([f"s{40 + k}" for k in range(10)])
     # calls: the return address is the next instruction's; s_swappc to a computed address

@@ -72,7 +72,8 @@ def _program(vals, mem0):
         if glc:
             lines.append("s_waitcnt lgkmcnt(0)")
             for k in range(n):
-                lines.extend([f"v_mov_b32 v1, s{20 + k}", f"global_store_dword v0, v1, s[4:5] offset:{4 * len(results)}"])
+                lines.extend([f"v_mov_b32 v1, s{20 + k}",
+                              f"global_store_dword v0, v1, s[4:5] offset:{4 * len(results)}"])
                 results.append((old >> (32 * k)) & M32)
 
     for i, op in enumerate(REF):

@@ -1,4 +1,4 @@
-"""Private (scratch) memory: ``scratch_*`` and the MUBUF accesses through the private segment buffer.
+"""Private (scratch) memory: ``scratch_*``, MUBUF through the private segment buffer, FLAT through the private aperture.
 
 Model: every work-item owns a byte array of the kernel descriptor's private_segment_fixed_size
 (AMDGPUUsage, "Private Segment"); a workgroup keeps one row per lane of its waves. The hardware
@@ -96,7 +96,8 @@ class PrivateMemory:
             unwritten = ~self.written[r, c]
             if unwritten.any():
                 j = int(np.flatnonzero(unwritten.any(axis=1))[0])
-                raise Fault(f"strict: reads private bytes at per-lane offset {int(offs[j])}..{int(offs[j]) + nbytes - 1} "
+                first = int(offs[j])
+                raise Fault(f"strict: reads private bytes at per-lane offset {first}..{first + nbytes - 1} "
                             f"(register column {int(cols[j])}) that nothing has written (the hardware returns "
                             f"whatever scratch memory holds)")
         return self.data[r, c]
@@ -154,7 +155,10 @@ def _load_runner(cx, ins, dst, nbytes, kind):
             else:
                 half = (small & 0xFFFF).astype(U32)
                 row = _lanes(w, file[d0])
-                vals = (row & U32(0xFFFF)) | (half << U32(16)) if kind.endswith("_hi") else (row & U32(0xFFFF0000)) | half
+                if kind.endswith("_hi"):
+                    vals = (row & U32(0xFFFF)) | (half << U32(16))
+                else:
+                    vals = (row & U32(0xFFFF0000)) | half
             if sel is None:
                 file[d0] = vals
             else:
@@ -295,8 +299,9 @@ def _flat_private_offsets(ins, cx, load):
         if check_flat:
             fs = w.s[FLAT_SCRATCH_LO] | w.s[FLAT_SCRATCH_LO + 1] << 32
             if fs != PRIVATE_BASE:
-                raise Fault(f"flat access to the private aperture while FLAT_SCRATCH is 0x{fs:x}; on {cx.arch.name} the "
-                            f"kernel must set it to the flat scratch init SGPRs plus the private segment wave offset")
+                raise Fault(f"flat access to the private aperture while FLAT_SCRATCH is 0x{fs:x}; on {cx.arch.name} "
+                            f"the kernel must set it to the flat scratch init SGPRs plus the private segment "
+                            f"wave offset")
         return addr - PRIVATE_BASE
     return offsets
 
