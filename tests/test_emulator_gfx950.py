@@ -268,7 +268,7 @@ def test_permlane_swaps(op, d_from, s_from):
 
 @pytest.mark.parametrize("op,message", [
     ("v_cvt_sr_bf16_f32 v8, v2, v3", "does not implement 'v_cvt_sr_bf16_f32'"),
-    ("v_mov_b32 v8, v2\nds_read_b64_tr_b16 v[8:9], v1\ns_waitcnt lgkmcnt(0)", "does not implement 'ds_read_b64_tr_b16'"),
+    ("v_mov_b32 v8, v2\nds_read_b64_tr_b4 v[8:9], v1\ns_waitcnt lgkmcnt(0)", "does not implement 'ds_read_b64_tr_b4'"),
     ("s_mov_b64 exec, 0xffff\nv_permlane16_swap_b32 v2, v3\ns_mov_b64 exec, -1\nv_mov_b32 v8, v2", "partial EXEC"),
 ])
 def test_refused_forms_are_errors(op, message):
