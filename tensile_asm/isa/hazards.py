@@ -145,7 +145,7 @@ CLASSES = {
     "setreg": lambda i, m: i.opcode.startswith("s_setreg"),
     "getreg": lambda i, m: i.opcode.startswith("s_getreg"),
     "m0_reader": lambda i, m: bool(_M0_READERS.match(i.opcode)) or i.has_modifier("gds")
-    or (_family(i) in _VMEM and i.has_modifier("lds")),
+    or (_family(i) in _VMEM and (i.has_modifier("lds") or i.opcode.startswith(("global_load_lds_", "scratch_load_lds_")))),
     "vmem_store": lambda i, m: _family(i) in _VMEM and i.info.memory in ("store", "atomic") and not i.info.num_defs,
     "dst_sel": lambda i, m: i.opcode.startswith("v_") and _dst_sel(i),
 }
