@@ -207,6 +207,46 @@ TRITON.update({
     "triton_gfx950_row_sum": dict(TRITON["triton_row_sum"], arch="gfx950"),
 })
 
+# tl.dot_scaled (OCP MX): one 64 x 64 x 256 tile on 2 waves, Triton's scaled MFMAs (v_mfma_scale_*: 32x32x64, or
+# 16x16x128 with matrix_instr_nonkdim 16; every byte of the scale VGPRs in use). Scales are random E8M0 codes around 127; e2m1 codes come two per byte
+# along k, low nibble first, and the checks decode them with this table.
+_E2M1 = "np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])"
+_DS_SIG = {"a_ptr": "*u8", "a_scale_ptr": "*u8", "b_ptr": "*u8", "b_scale_ptr": "*u8", "c_ptr": "*fp32",
+           **{k: "constexpr" for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "FORMAT_A", "FORMAT_B", "PACK_A", "PACK_B")}}
+
+
+def _dot_scaled(format_a, format_b, bm=64, bn=64, bk=256, warps=2, nonk=32):
+    def operand(name, fmt, shape, k_axis):
+        if fmt == "e4m3":
+            return arr(name, "uint8", shape, lo=-4, hi=4, encoding="float8_e4m3"), name
+        packed = list(shape)
+        packed[k_axis] //= 2
+        lo, hi = f"{_E2M1}[{name} & 15]", f"{_E2M1}[{name} >> 4]"
+        return (arr(name, "uint8", packed, init="randint", lo=0, hi=255),
+                f"np.stack([{lo}, {hi}], {k_axis + 1}).reshape({shape[0]}, {shape[1]})")
+    (a, a_val), (b, b_val) = operand("A", format_a, [bm, bk], 1), operand("B", format_b, [bk, bn], 0)
+    scaled_a = f"({a_val} * np.repeat(2.0 ** (SA - 127.0), 32, 1))"
+    scaled_b = f"({b_val} * np.repeat(2.0 ** (SB - 127.0), 32, 1).T)"
+    return dict(
+        grid=[1, 1, 1], block=[64 * warps, 1, 1], num_warps=warps, fn="dot_scaled_kernel", arch="gfx950", signature=_DS_SIG,
+        options={"matrix_instr_nonkdim": nonk},
+        constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "FORMAT_A": format_a, "FORMAT_B": format_b,
+                    "PACK_A": 2 if format_a == "e2m1" else 1, "PACK_B": 2 if format_b == "e2m1" else 1},
+        args=[a, arr("SA", "uint8", [bm, bk // 32], init="randint", lo=118, hi=136), b,
+              arr("SB", "uint8", [bn, bk // 32], init="randint", lo=118, hi=136), out("C", "float32", [bm, bn]),
+              scratch("global_scratch"), scratch("profile_scratch")],
+        checks=[check("C", f"{scaled_a} @ {scaled_b}", 1e-5, 1e-30)])
+
+
+TRITON.update({
+    "triton_gfx950_dot_scaled_mxfp8": _dot_scaled("e4m3", "e4m3"),
+    "triton_gfx950_dot_scaled_mxfp4": _dot_scaled("e2m1", "e2m1"),
+    "triton_gfx950_dot_scaled_mxfp8_mxfp4": _dot_scaled("e4m3", "e2m1"),
+    "triton_gfx950_dot_scaled16_mxfp8": _dot_scaled("e4m3", "e4m3", nonk=16),       # v_mfma_scale_f32_16x16x128
+    "triton_gfx950_dot_scaled16_mxfp4": _dot_scaled("e2m1", "e2m1", nonk=16),
+    "triton_gfx950_dot_scaled16_mxfp8_mxfp4": _dot_scaled("e4m3", "e2m1", nonk=16),
+})
+
 
 def _arch(spec: dict) -> str:
     return spec.get("arch", "gfx942")
@@ -224,7 +264,7 @@ def triton_worker(name: str) -> None:
     spec = TRITON[name]
     fn = getattr(triton_kernels, spec["fn"])
     k = triton.compile(ASTSource(fn, signature=spec["signature"], constexprs=spec["constexprs"]),
-                       target=GPUTarget("hip", _arch(spec), 64), options={"num_warps": spec["num_warps"]})
+                       target=GPUTarget("hip", _arch(spec), 64), options={"num_warps": spec["num_warps"], **spec.get("options", {})})
     co = OUT / f"{name}.hsaco"
     tmp = co.with_suffix(".tmp")
     tmp.write_bytes(k.asm["hsaco"])
@@ -240,7 +280,7 @@ def compile_triton(name: str, python: str) -> tuple[Path, str, dict]:
     meta = json.loads(proc.stdout.strip().splitlines()[-1])
     spec = TRITON[name]
     how = (f"triton {meta['version']} ({spec['fn']} in tools/emulator_fixtures/triton_kernels.py, constexprs "
-           f"{spec['constexprs']}, num_warps {spec['num_warps']}, GPUTarget('hip', '{_arch(spec)}', 64)); "
+           f"{spec['constexprs']}, num_warps {spec['num_warps']}, options {spec.get('options', {})}, GPUTarget('hip', '{_arch(spec)}', 64)); "
            f"Triton's hsaco")
     return OUT / f"{name}.hsaco", how, meta
 

@@ -76,3 +76,24 @@ def matmul_at_kernel(at_ptr, b_ptr, c_ptr, M, N, K, stride_ak, stride_am, stride
         b_ptrs += BLOCK_K * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def dot_scaled_kernel(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                      BLOCK_K: tl.constexpr, FORMAT_A: tl.constexpr, FORMAT_B: tl.constexpr,
+                      PACK_A: tl.constexpr, PACK_B: tl.constexpr):
+    """C = (A * 2^(SA-127)) @ (B * 2^(SB-127)), one tile, microscaled operands (tl.dot_scaled -> scaled MFMA).
+
+    A is BLOCK_M x BLOCK_K/PACK_A codes (PACK 2: two e2m1 per byte along k), B is BLOCK_K/PACK_B x BLOCK_N,
+    SA is BLOCK_M x BLOCK_K/32 and SB BLOCK_N x BLOCK_K/32 E8M0 scales."""
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_s = tl.arange(0, BLOCK_K // 32)
+    offs_ka = tl.arange(0, BLOCK_K // PACK_A)
+    offs_kb = tl.arange(0, BLOCK_K // PACK_B)
+    a = tl.load(a_ptr + offs_m[:, None] * (BLOCK_K // PACK_A) + offs_ka[None, :])
+    b = tl.load(b_ptr + offs_kb[:, None] * BLOCK_N + offs_n[None, :])
+    a_scale = tl.load(a_scale_ptr + offs_m[:, None] * (BLOCK_K // 32) + offs_s[None, :])
+    b_scale = tl.load(b_scale_ptr + offs_n[:, None] * (BLOCK_K // 32) + offs_s[None, :])
+    c = tl.dot_scaled(a, a_scale, FORMAT_A, b, b_scale, FORMAT_B)
+    tl.store(c_ptr + offs_m[:, None] * BLOCK_N + offs_n[None, :], c)

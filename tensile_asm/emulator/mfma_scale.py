@@ -1,0 +1,124 @@
+"""gfx950 block-scaled MFMAs ``v_mfma_scale_f32_16x16x128_f8f6f4`` and ``v_mfma_scale_f32_32x32x64_f8f6f4``:
+D = (A * 2^(scaleA - 127)) x (B * 2^(scaleB - 127)) + C, one E8M0 scale per 32 consecutive k of a row of A
+(column of B), OCP MX. Syntax (llvm-mc-22): ``D, A, B, C, scaleA, scaleB op_sel:[x,y] op_sel_hi:[x,y]
+cbsz:.. blgp:..``; objdump prints the ``v_mfma_ld_scale_b32`` prefix and the MFMA as this one line.
+
+* A/B/C/D and the cbsz/blgp formats: as the unscaled f8f6f4 MFMAs (mfma_f8f6f4.py, whose decoders this
+  module uses). With scales the k order of a lane's items shows even when A and B share a width: lane l
+  holds row ``l % M``, lane group g = l // M, item t at k = ``K/2*(t//16) + 16*g + t%16`` for FP8/BF8 and
+  ``32*g + t`` for FP4, at both shapes (the 16x16x128 FP8 order is not mfma_f8f6f4's ``32*g + t``: the
+  Triton 16x16x128 mxfp8 kernel gives the wrong product with it and the right one with this). FP6/BF6 are
+  refused: no source here pins their k order.
+* Scales: scaleA and scaleB are VGPRs; each lane gives one byte, byte ``op_sel[n] + 2*op_sel_hi[n]``
+  (n = 0 for A, 1 for B). The byte of lane ``i + M*kb`` scales row i of A (column i of B) over
+  k in [32*kb, 32*kb + 32). Sources: llc-22 maps the intrinsic's byte select opsel 0..3 (IntrinsicsAMDGPU.td
+  llvm.amdgcn.mfma.scale.*) to op_sel = bit 0, op_sel_hi = bit 1; Triton's gfx950 scale layout (test
+  accelerate-amd-matmul-mfma-gfx950.mlir: lane bits 0-4 -> row, lane bit 5 -> k block, register -> the
+  next 64 k, i.e. the next byte); and the end-to-end Triton ``tl.dot_scaled`` fixtures
+  (tests/data/fixtures/triton_gfx950_dot_scaled_*), which give the wrong product under any other mapping.
+* E8M0: 2^(e-127) for e = 0..254 (e = 0 is 2^-127), e = 255 is NaN (OCP MX v1.0 §5.4); a NaN scale makes
+  the products of its block NaN.
+Products and scales are summed in float64 and rounded once to f32, as mfma.py does: an emulation of the
+result, not of the hardware's accumulation order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensile_asm.emulator.mfma import output_map
+from tensile_asm.emulator.mfma_f8f6f4 import _FORMATS, _TABLES, codes
+from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.isa.registers import Reg
+
+_SHAPES = {"v_mfma_scale_f32_32x32x64_f8f6f4": (32, 64), "v_mfma_scale_f32_16x16x128_f8f6f4": (16, 128)}
+_MODIFIERS = ("cbsz", "blgp", "op_sel", "op_sel_hi")
+
+
+def e8m0(codes: np.ndarray) -> np.ndarray:
+    """E8M0 scale codes -> float64 values (255 -> NaN)."""
+    c = np.asarray(codes, dtype=np.int64)
+    return np.where(c == 255, np.nan, np.ldexp(1.0, c - 127))
+
+
+def k_order(bits: int, m: int) -> np.ndarray:
+    """k of item t held by lane l, as an array [32, 64] (8-bit or 4-bit items)."""
+    t, lane = np.meshgrid(np.arange(32), np.arange(64), indexing="ij")
+    g = lane // m
+    if bits == 8:
+        return 2048 // m // 2 * (t // 16) + 16 * g + t % 16
+    return 32 * g + t
+
+
+def operand_matrix(rows: np.ndarray, fmt: str, bits: int, m: int) -> np.ndarray:
+    """A operand registers [regs, 64] -> A[m][2048/m] (B registers -> B transposed)."""
+    out = np.empty((m, 2048 // m))
+    lane = np.broadcast_to(np.arange(64), (32, 64))
+    out[lane % m, k_order(bits, m)] = _TABLES[fmt][codes(rows, bits)]
+    return out
+
+
+def scale_bytes(op_sel: int, op_sel_hi: int) -> tuple[int, int]:
+    """Byte of scaleA and of scaleB each lane gives."""
+    return (op_sel & 1) | (op_sel_hi & 1) << 1, (op_sel >> 1 & 1) | (op_sel_hi >> 1 & 1) << 1
+
+
+def block_scales(lane_words: np.ndarray, byte: int, m: int, k: int) -> np.ndarray:
+    """Scale VGPR [64] (uint32) -> float64 [m, k]: the scale of each element of A (or of B transposed)."""
+    per_lane = e8m0((lane_words.astype(np.uint32) >> np.uint32(8 * byte)) & np.uint32(0xFF))
+    blocks = per_lane.reshape(64 // m, m).T                       # [row, kb] from lane row + m*kb
+    return np.repeat(blocks, 32, axis=1)[:, :k]
+
+
+@handles(*_SHAPES)
+def _mfma_scale(ins, cx):
+    m, k = _SHAPES[ins.opcode]
+    for mod, _ in ins.modifiers:
+        if mod not in _MODIFIERS:
+            raise Unsupported(f"modifier {mod}")
+    fa, fb = (_FORMATS.get(ins.modifier(mod, 0) or 0) for mod in ("cbsz", "blgp"))
+    if fa is None or fb is None:
+        raise Unsupported("cbsz/blgp format codes above 4")
+    if 6 in (fa[1], fb[1]):
+        raise Unsupported("FP6/BF6 operands of a scaled MFMA: their k order is not established here")
+    if len(ins.operands) != 6:
+        raise Unsupported("expected D, A, B, C, scaleA, scaleB")
+    d, a, b, c, sa, sb = ins.operands
+    items = m * m // 64
+    if not all(isinstance(x, Reg) and x.kind in "va" for x in (d, a, b)) or d.count != items:
+        raise Unsupported(f"operands must be VGPR/AGPR tuples (D of {items} registers)")
+    if not all(isinstance(x, Reg) and x.kind == "v" and x.count == 1 for x in (sa, sb)):
+        raise Unsupported("scale operands must be single VGPRs")
+    for op, (name, bits) in ((a, fa), (b, fb)):
+        if op.count != bits:
+            raise Unsupported(f"{op} does not hold 32 {name} values ({bits} registers)")
+    if cx.lanes != 64:
+        raise Unsupported("wave32")
+    byte_a, byte_b = scale_bytes(ins.modifier("op_sel", 0) or 0, ins.modifier("op_sel_hi", 0) or 0)
+    dmap = output_map(m, m, 1, False)
+    c_reg = c if isinstance(c, Reg) else None
+    if c_reg is not None and (c_reg.kind not in "va" or c_reg.count != items):
+        raise Unsupported(f"C operand {c}")
+    c_const = None if c_reg is not None else cx.sread(c)
+
+    def rows(w, r):
+        return (w.v if r.kind == "v" else w.a)[r.index:r.index + r.count]
+
+    def run(w):
+        A = operand_matrix(rows(w, a), *fa, m) * block_scales(w.v[sa.index], byte_a, m, k)
+        Bt = operand_matrix(rows(w, b), *fb, m) * block_scales(w.v[sb.index], byte_b, m, k)
+        with np.errstate(invalid="ignore", over="ignore"):
+            prod = (A @ Bt.T).reshape(-1)
+            if c_reg is not None:
+                cv = np.zeros(m * m)
+                cv[dmap] = rows(w, c_reg).view(np.float32).astype(np.float64)
+            else:
+                cv = np.float64(np.uint32(c_const(w)).view(np.float32))
+            res = (prod + cv)[dmap].astype(np.float32)
+        dst = w.v if d.kind == "v" else w.a
+        dst[d.index:d.index + items] = res.view(np.uint32)
+    run.lane_bound = True
+    return run
+
+
+__all__ = ["block_scales", "e8m0", "k_order", "operand_matrix", "scale_bytes"]
