@@ -230,12 +230,15 @@ def _dot_scaled(format_a, format_b, bm=64, bn=64, bk=256, warps=2, nonk=32):
     return dict(
         grid=[1, 1, 1], block=[64 * warps, 1, 1], num_warps=warps, fn="dot_scaled_kernel", arch="gfx950", signature=_DS_SIG,
         options={"matrix_instr_nonkdim": nonk},
+        # one wave: pointers 16-byte aligned (vector loads); Triton then upcasts with v_cvt_scalef32_pk_bf16_*
+        attrs={(i,): [["tt.divisibility", 16]] for i in range(5)} if warps == 1 else None,
         constexprs={"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "FORMAT_A": format_a, "FORMAT_B": format_b,
                     "PACK_A": 2 if format_a == "e2m1" else 1, "PACK_B": 2 if format_b == "e2m1" else 1},
         args=[a, arr("SA", "uint8", [bm, bk // 32], init="randint", lo=118, hi=136), b,
               arr("SB", "uint8", [bn, bk // 32], init="randint", lo=118, hi=136), out("C", "float32", [bm, bn]),
               scratch("global_scratch"), scratch("profile_scratch")],
-        checks=[check("C", f"{scaled_a} @ {scaled_b}", 1e-5, 1e-30)])
+        # |C| reaches ~3e7 (scales up to 2^9 each); f32 sums of cancelling terms err by a few units there
+        checks=[check("C", f"{scaled_a} @ {scaled_b}", 1e-5, 64.0)])
 
 
 TRITON.update({
@@ -245,6 +248,10 @@ TRITON.update({
     "triton_gfx950_dot_scaled16_mxfp8": _dot_scaled("e4m3", "e4m3", nonk=16),       # v_mfma_scale_f32_16x16x128
     "triton_gfx950_dot_scaled16_mxfp4": _dot_scaled("e2m1", "e2m1", nonk=16),
     "triton_gfx950_dot_scaled16_mxfp8_mxfp4": _dot_scaled("e4m3", "e2m1", nonk=16),
+    # on one wave Triton 3.9 upcasts to bf16 instead (v_cvt_scalef32_pk_bf16_fp8/fp4 + bf16 MFMAs)
+    "triton_gfx950_dot_scaled_upcast_mxfp8": _dot_scaled("e4m3", "e4m3", warps=1),
+    "triton_gfx950_dot_scaled_upcast_mxfp4": _dot_scaled("e2m1", "e2m1", warps=1),
+    "triton_gfx950_dot_scaled_upcast_mxfp8_mxfp4": _dot_scaled("e4m3", "e2m1", warps=1),
 })
 
 
@@ -263,7 +270,8 @@ def triton_worker(name: str) -> None:
 
     spec = TRITON[name]
     fn = getattr(triton_kernels, spec["fn"])
-    k = triton.compile(ASTSource(fn, signature=spec["signature"], constexprs=spec["constexprs"]),
+    k = triton.compile(ASTSource(fn, signature=spec["signature"], constexprs=spec["constexprs"],
+                                 attrs=spec.get("attrs")),
                        target=GPUTarget("hip", _arch(spec), 64), options={"num_warps": spec["num_warps"], **spec.get("options", {})})
     co = OUT / f"{name}.hsaco"
     tmp = co.with_suffix(".tmp")
@@ -280,7 +288,8 @@ def compile_triton(name: str, python: str) -> tuple[Path, str, dict]:
     meta = json.loads(proc.stdout.strip().splitlines()[-1])
     spec = TRITON[name]
     how = (f"triton {meta['version']} ({spec['fn']} in tools/emulator_fixtures/triton_kernels.py, constexprs "
-           f"{spec['constexprs']}, num_warps {spec['num_warps']}, options {spec.get('options', {})}, GPUTarget('hip', '{_arch(spec)}', 64)); "
+           f"{spec['constexprs']}, num_warps {spec['num_warps']}, options {spec.get('options', {})}"
+           f"{', pointers tt.divisibility 16' if spec.get('attrs') else ''}, GPUTarget('hip', '{_arch(spec)}', 64)); "
            f"Triton's hsaco")
     return OUT / f"{name}.hsaco", how, meta
 

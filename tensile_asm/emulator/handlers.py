@@ -5,7 +5,7 @@ from tensile_asm.emulator import salu_extra  # noqa: F401,E402  (rarer SOP1/SOP2
 from tensile_asm.emulator import smem_store  # noqa: F401,E402  (SMEM stores and atomics)
 from tensile_asm.emulator import dsatomic, dsperm, vdiv, vf16, vf64, vi16, vpk16  # noqa: F401,E402  (third-party code: fixtures)
 from tensile_asm.emulator import vgfx950  # noqa: F401,E402  (gfx950 additions)
-from tensile_asm.emulator import mfma_scale  # noqa: F401,E402  (gfx950 block-scaled MFMAs)
+from tensile_asm.emulator import mfma_scale, vcvt_scale  # noqa: F401,E402  (gfx950 block-scaled MFMAs, scaled conversions)
 from tensile_asm.emulator import smfmac  # noqa: F401,E402  (sparse MFMAs, v_smfmac_*)
 from tensile_asm.emulator import ds_transpose, lds8  # noqa: F401,E402  (gfx950 LDS transpose loads; 8-bit LDS)
 from tensile_asm.emulator import vcmp16  # noqa: F401,E402  (fp16/fp64/16-bit integer compares, class tests)
