@@ -132,3 +132,96 @@ def test_edge_results_occur():
 def test_scale_that_is_not_a_power_of_two_is_refused():
     with pytest.raises(EmulationError, match="not 2\\^k"):
         run("v_cvt_scalef32_pk_f32_fp8", 0, scales=np.full(64, np.float32(1.5).view(np.uint32)))
+
+
+# -- down-conversions ------------------------------------------------------------------------------
+
+def code_values(fmt):
+    return np.array([decode(c, fmt) for c in range(1 << (8 if fmt != "fp4" else 4))])
+
+
+def nearest_even(x: float, fmt: str) -> int:
+    """Brute force: the finite code nearest to x, ties to the even code, the sign kept for zeros."""
+    vals = code_values(fmt)
+    half = len(vals) // 2
+    mags = vals[:half]
+    ok = np.flatnonzero(np.isfinite(mags))
+    dist = np.abs(mags[ok] - abs(x))
+    best = ok[dist == dist.min()]
+    code = int(best[0]) if len(best) == 1 else int(best[best % 2 == 0][0])
+    return code | (half if np.signbit(x) else 0)
+
+
+def down_kernel(opcode, op_sel, three):
+    srcs = "v2, v3, v7" if three else "v2, v7"
+    return "\n".join([
+        "s_load_dwordx4 s[4:7], s[0:1], 0x0", "v_lshlrev_b32 v1, 4, v0", "v_lshlrev_b32 v6, 2, v0",
+        "s_waitcnt lgkmcnt(0)", "global_load_dword v2, v1, s[4:5]", "global_load_dword v3, v1, s[4:5] offset:4",
+        "global_load_dword v7, v1, s[4:5] offset:8", "global_load_dword v4, v1, s[4:5] offset:12",
+        "s_waitcnt vmcnt(0)", f"{opcode} v4, {srcs} {op_sel}".strip(), "s_nop 1",
+        "global_store_dword v6, v4, s[6:7]", "s_endpgm"])
+
+
+def run_down(opcode, sel, seed=0, blow_up=False):
+    rng = np.random.default_rng(seed)
+    target, source = opcode.split("_")[-2:]
+    vals = code_values(target)
+    finite = np.sort(np.unique(np.abs(vals[np.isfinite(vals)])))
+    mids = (finite[1:] + finite[:-1]) / 2                          # exact ties
+    exps = rng.integers(120, 128 if source == "f16" else 135, 64)       # f16 sources: stay below 65504
+    k = 2.0 ** (exps - 127)
+    v = np.where(rng.random((64, 2)) < 0.4, rng.choice(mids, (64, 2)),
+                 rng.uniform(-1, 1, (64, 2)) * finite[-1] * rng.choice([1, 2 ** -6, 2 ** -12], (64, 2)))
+    v *= rng.choice([-1, 1], (64, 2))
+    v[0] = [-finite[1] / 4, finite[-1]]                            # rounds to -0; the largest value
+    if blow_up:
+        v[5, 1] = finite[-1] * 1.5
+    x = v * k[:, None]
+    if source == "f32":
+        words = x.astype(np.float32).view(np.uint32)
+    elif source == "f16":
+        words = x.astype(np.float16).view(np.uint16).astype(np.uint32)
+        words = words[:, :1] | words[:, 1:] << 16
+    else:
+        u = x.astype(np.float32).view(np.uint32)
+        words = (u >> 16)[:, :1] | (u >> 16)[:, 1:] << 16             # truncation is exact: few bits
+    seen = words if source == "f32" else np.stack([words[:, 0] & 0xFFFF, words[:, 0] >> 16], 1)
+    xs = (seen.view(np.float32) if source == "f32" else seen.astype(np.uint16).view(np.float16) if source == "f16"
+          else (seen << 16).astype(np.uint32).view(np.float32)).astype(np.float64)
+    old = rng.integers(0, 1 << 32, 64, dtype=np.uint64).astype(np.uint32)
+    inp = np.zeros((64, 4), np.uint32)
+    inp[:, 0] = words[:, 0]
+    inp[:, 1] = words[:, 1] if source == "f32" else 0
+    inp[:, 2] = (exps << 23).astype(np.uint32)
+    inp[:, 3] = old
+    out = np.full(64, 0xDEADBEEF, np.uint32)
+    op_sel = f"op_sel:[{','.join(str(sel >> i & 1) for i in range(4))}]" if sel else ""
+    em = Emulator.load(build(down_kernel(opcode, op_sel, source == "f32"), args=(("in", 8), ("out", 8)), vgprs=8,
+                             sgprs=16, arch="gfx950"))
+    em.launch("k", grid=1, block=64, args=[inp, out])
+    expect = np.zeros(64, np.uint32)
+    for lane in range(64):
+        codes = [nearest_even(xs[lane, i] / k[lane], target) for i in range(2)]
+        if target == "fp4":
+            shift = 8 * ((sel >> 2 & 1) + 2 * (sel >> 3 & 1))
+            expect[lane] = int(old[lane]) & ~(0xFF << shift) & 0xFFFFFFFF | (codes[0] | codes[1] << 4) << shift
+        else:
+            shift = 16 * (sel >> (3 if source == "f32" else 2) & 1)
+            expect[lane] = int(old[lane]) & ~(0xFFFF << shift) & 0xFFFFFFFF | (codes[0] | codes[1] << 8) << shift
+    return out, expect
+
+
+DOWN = [(f"v_cvt_scalef32_pk_{t}_f32", sel) for t in ("fp8", "bf8") for sel in (0, 8)]
+DOWN += [(f"v_cvt_scalef32_pk_{t}_{s}", sel) for t in ("fp8", "bf8") for s in ("f16", "bf16") for sel in (0, 4)]
+DOWN += [(f"v_cvt_scalef32_pk_fp4_{s}", sel) for s in ("f32", "f16", "bf16") for sel in (0, 4, 8, 12)]
+
+
+@pytest.mark.parametrize("opcode,sel", DOWN)
+def test_cvt_scalef32_down(opcode, sel):
+    got, expect = run_down(opcode, sel, seed=DOWN.index((opcode, sel)))
+    np.testing.assert_array_equal(got, expect)
+
+
+def test_down_conversion_beyond_the_largest_code_is_refused():
+    with pytest.raises(EmulationError, match="beyond the largest"):
+        run_down("v_cvt_scalef32_pk_fp4_f32", 0, blow_up=True)

@@ -15,8 +15,17 @@ multiplied by the scale S1 (an f32 that holds an OCP MX E8M0 scale in its expone
   the largest finite value -> infinity; NaN codes and NaN scales give NaN (HIP's reference conversion
   ``fcbx::to_float``, amd_hip_ocp_host.hpp: "Overflow: return infinity (gfx950 HW behavior)").
   The denormal mode of the wave is not applied (not modelled for these).
-Down-conversions, the stochastic-rounding (``_sr_``) forms and the FP6/BF6 ``pk32``/``2xpk16`` forms are
-not implemented: their rounding/saturation is not pinned down by two sources here.
+
+Down-conversions ``v_cvt_scalef32_pk_{fp8,bf8,fp4}_{f32,f16,bf16}``: each input divided by the scale
+(HIP's ``fcbx::from_float`` subtracts the scale exponent; MLIR's ``arith.scaling_truncf`` is x / scale),
+then rounded to nearest, ties to the even code, subnormal codes included (CDNA3 ISA for fp8, as vfp8.py;
+HIP's reference for fp4), -0 and negatives that round to zero keep the sign. Two results go to one word
+of D (fp8: word ``op_sel[3]`` for two f32 sources, ``op_sel[2]`` for one packed 16-bit source) or one
+byte (fp4: byte ``op_sel[2] + 2*op_sel[3]``, first value in the low nibble); the rest of D is kept
+(llc-22 on the intrinsics, which take D's old value). Results beyond the largest finite code, Inf/NaN
+inputs and NaN scales are errors: HIP's reference saturates some and gives NaN for others, and nothing
+second confirms it.
+The stochastic-rounding (``_sr_``) forms and the FP6/BF6 ``pk32``/``2xpk16`` forms are not implemented.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import numpy as np
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.mfma_f8f6f4 import _TABLES
 from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.vfp8 import _encoder as fp8_encoder
 from tensile_asm.isa.registers import Reg
 
 # destination: (significant bits, smallest normal exponent, largest finite value)
@@ -129,4 +139,80 @@ def _cvt_scaled(ins, cx):
     return run
 
 
-__all__ = ["encode", "round_to", "scale_values"]
+
+
+def fp4_encoder():
+    """f64 values -> E2M1 codes (int64): nearest, ties to the even code; a Fault beyond 6 (+ half a step)."""
+    values = _TABLES["fp4"][:8]                                   # positive codes 0..7, increasing
+
+    def encode(x, active):
+        x = np.broadcast_to(np.asarray(x, np.float64), active.shape)
+        mag = np.abs(x)
+        bad = ~np.isfinite(x) | (mag >= 7.0)
+        if (bad & active).any():
+            raise Fault(f"converting {x[bad & active][0]!r} to fp4: beyond the largest finite value 6 (or inf/NaN); "
+                        f"the hardware result is not pinned down here")
+        mag = np.where(bad, 0.0, mag)
+        i = np.clip(np.searchsorted(values, mag), 1, 7)
+        below, above = values[i - 1], values[i]
+        up = (mag - below > above - mag) | ((mag - below == above - mag) & (i % 2 == 0))
+        code = np.where(up, i, i - 1)
+        return np.where(np.signbit(x), code | 8, code).astype(np.int64)
+    return encode
+
+
+def _halves(words, bf16: bool):
+    """uint32 lanes -> (low, high) 16-bit halves as float64 (f16 or bf16)."""
+    u = np.asarray(words, np.uint32)
+    if bf16:
+        return tuple(((u >> np.uint32(s)) << np.uint32(16)).astype(np.uint32).view(np.float32).astype(np.float64)
+                     for s in (0, 16))
+    return tuple(((u >> np.uint32(s)) & np.uint32(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+                 for s in (0, 16))
+
+
+_DOWN = [f"v_cvt_scalef32_pk_{t}_{s}" for t in ("fp8", "bf8", "fp4") for s in ("f32", "f16", "bf16")]
+
+
+@handles(*_DOWN)
+def _cvt_scaled_down(ins, cx):
+    target, source = ins.opcode.split("_")[-2:]
+    for mod, _ in ins.modifiers:
+        if mod != "op_sel":
+            raise Unsupported(f"modifier {mod} on {ins.opcode}")
+    sel = ins.modifier("op_sel", 0) or 0
+    d = ins.operands[0]
+    if not (isinstance(d, Reg) and d.kind == "v" and d.count == 1):
+        raise Unsupported(f"destination {d} of {ins.opcode}")
+    if source == "f32":
+        a, b, scale = (cx.vread(op) for op in ins.operands[1:4])
+        inputs = lambda w: (np.asarray(a(w), np.uint32).view(np.float32).astype(np.float64),
+                            np.asarray(b(w), np.uint32).view(np.float32).astype(np.float64))
+    else:
+        src, scale = cx.vread(ins.operands[1]), cx.vread(ins.operands[2])
+        inputs = lambda w: _halves(src(w), source == "bf16")
+    if target == "fp4":
+        encode, width = fp4_encoder(), 4
+        shift = 8 * ((sel >> 2 & 1) + 2 * (sel >> 3 & 1))
+        keep = ~(0xFF << shift) & 0xFFFFFFFF
+    else:
+        encode, width = fp8_encoder(target == "bf8", True), 8
+        shift = 16 * (sel >> (3 if source == "f32" else 2) & 1)
+        keep = ~(0xFFFF << shift) & 0xFFFFFFFF
+    old, wr = cx.vread(d), cx.vwrite(d)
+
+    def run(w):
+        active = w.exec_lanes
+        k = scale_values(scale(w), active)
+        if np.isnan(k[active]).any():
+            raise Fault("a NaN scale (exponent field 255): the result is not pinned down here")
+        lo, hi = (np.broadcast_to(v, active.shape) / np.where(np.isnan(k), 1.0, k) for v in inputs(w))
+        packed = encode(lo, active) | (encode(hi, active) << width)
+        out = (np.broadcast_to(np.asarray(old(w), np.int64), active.shape) & keep) | (packed << shift)
+        wr(w, out.astype(np.uint32))
+    run.extra_srcs = reg_keys(d)
+    run.lane_bound = True
+    return run
+
+
+__all__ = ["encode", "fp4_encoder", "round_to", "scale_values"]
