@@ -7,17 +7,19 @@ cbsz:.. blgp:..``; objdump prints the ``v_mfma_ld_scale_b32`` prefix and the MFM
   module uses). With scales the k order of a lane's items shows even when A and B share a width: lane l
   holds row ``l % M``, lane group g = l // M, item t at k = ``K/2*(t//16) + 16*g + t%16`` for FP8/BF8 and
   ``32*g + t`` for FP4, at both shapes (the 16x16x128 FP8 order is not mfma_f8f6f4's ``32*g + t``: the
-  Triton 16x16x128 mxfp8 kernel gives the wrong product with it and the right one with this). FP6/BF6 are
-  refused: no source here pins their k order.
+  Triton 16x16x128 mxfp8 kernel gives the wrong product with it and the right one with this). BF8 is
+  taken to share FP8's order (same width; no BF8 Triton kernel here). FP6/BF6 are refused: no source
+  here pins their k order (Triton 3.9 has no e2m3/e3m2 dot_scaled for gfx950).
 * Scales: scaleA and scaleB are VGPRs; each lane gives one byte, byte ``op_sel[n] + 2*op_sel_hi[n]``
   (n = 0 for A, 1 for B). The byte of lane ``i + M*kb`` scales row i of A (column i of B) over
-  k in [32*kb, 32*kb + 32). Sources: llc-22 maps the intrinsic's byte select opsel 0..3 (IntrinsicsAMDGPU.td
-  llvm.amdgcn.mfma.scale.*) to op_sel = bit 0, op_sel_hi = bit 1; Triton's gfx950 scale layout (test
+  k in [32*kb, 32*kb + 32). Sources: llc-22 maps the opsel argument (0..3) of llvm.amdgcn.mfma.scale.* to
+  op_sel = bit 0, op_sel_hi = bit 1; Triton's gfx950 scale layout (its test
   accelerate-amd-matmul-mfma-gfx950.mlir: lane bits 0-4 -> row, lane bit 5 -> k block, register -> the
-  next 64 k, i.e. the next byte); and the end-to-end Triton ``tl.dot_scaled`` fixtures
-  (tests/data/fixtures/triton_gfx950_dot_scaled_*), which give the wrong product under any other mapping.
-* E8M0: 2^(e-127) for e = 0..254 (e = 0 is 2^-127), e = 255 is NaN (OCP MX v1.0 §5.4); a NaN scale makes
-  the products of its block NaN.
+  next 64 k, i.e. the next byte); and the Triton ``tl.dot_scaled`` fixtures
+  (tests/data/fixtures/triton_gfx950_dot_scaled_*, all four bytes in use), which match numpy with this
+  mapping and not with the alternatives tried (op_sel/op_sel_hi roles swapped; lane = k block + 64/M*row).
+* E8M0 (OCP MX): 2^(e-127) for e = 0..254 (e = 0 is 2^-127), e = 255 is NaN; a NaN scale makes the
+  products of its block NaN (so the D elements they reach).
 Products and scales are summed in float64 and rounded once to f32, as mfma.py does: an emulation of the
 result, not of the hardware's accumulation order.
 """
@@ -35,9 +37,9 @@ _SHAPES = {"v_mfma_scale_f32_32x32x64_f8f6f4": (32, 64), "v_mfma_scale_f32_16x16
 _MODIFIERS = ("cbsz", "blgp", "op_sel", "op_sel_hi")
 
 
-def e8m0(codes: np.ndarray) -> np.ndarray:
+def e8m0(scale_codes: np.ndarray) -> np.ndarray:
     """E8M0 scale codes -> float64 values (255 -> NaN)."""
-    c = np.asarray(codes, dtype=np.int64)
+    c = np.asarray(scale_codes, dtype=np.int64)
     return np.where(c == 255, np.nan, np.ldexp(1.0, c - 127))
 
 
