@@ -21,7 +21,8 @@ SPECS = sorted(FIXTURES.glob("*.json"))
 # Fixtures the emulator cannot run yet: name -> the missing instruction (xfail, strict).
 XFAIL: dict = {f"triton_gfx950_dot_scaled{s}": "strict: Triton's scale shuffle writes the same LDS bytes from two waves "
                "(an LDS race to the checker); tests/test_emulator_mfma_scale.py runs it non-strict"
-               for s in ("_mxfp8", "_mxfp4", "_mxfp8_mxfp4", "16_mxfp8", "16_mxfp4", "16_mxfp8_mxfp4")}
+               for s in ("_mxfp8", "_mxfp4", "_mxfp8_mxfp4", "16_mxfp8", "16_mxfp4", "16_mxfp8_mxfp4", "_mxbf8",
+                         "16_mxbf8", "_mxbf8_mxfp4")}
 
 
 def _bfloat16(codes: np.ndarray) -> np.ndarray:
@@ -38,8 +39,17 @@ def _float8_e4m3(codes: np.ndarray) -> np.ndarray:
     return np.where(c & 0x80, -mag, mag)
 
 
+def _float8_e5m2(codes: np.ndarray) -> np.ndarray:
+    """OCP FP8 E5M2 (gfx950): bias 15, subnormals, exponent 31 is Inf (mantissa 0) or NaN."""
+    c = codes.astype(np.int64)
+    e, m = (c >> 2) & 31, c & 3
+    mag = np.where(e == 0, m / 4 * 2.0 ** -14, (1 + m / 4) * 2.0 ** (e - 15))
+    mag = np.where(e == 31, np.where(m == 0, np.inf, np.nan), mag)
+    return np.where(c & 0x80, -mag, mag)
+
+
 # array "encoding": the kernel gets the codes (the array's dtype), checks see the decoded values
-ENCODINGS = {"bfloat16": _bfloat16, "float8_e4m3": _float8_e4m3}
+ENCODINGS = {"bfloat16": _bfloat16, "float8_e4m3": _float8_e4m3, "float8_e5m2": _float8_e5m2}
 
 
 def _encode_nearest(x: np.ndarray, dtype: np.dtype, decode) -> np.ndarray:

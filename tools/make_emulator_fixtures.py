@@ -217,8 +217,9 @@ _DS_SIG = {"a_ptr": "*u8", "a_scale_ptr": "*u8", "b_ptr": "*u8", "b_scale_ptr": 
 
 def _dot_scaled(format_a, format_b, bm=64, bn=64, bk=256, warps=2, nonk=32):
     def operand(name, fmt, shape, k_axis):
-        if fmt == "e4m3":
-            return arr(name, "uint8", shape, lo=-4, hi=4, encoding="float8_e4m3"), name
+        if fmt in ("e4m3", "e5m2"):
+            encoding = {"e4m3": "float8_e4m3", "e5m2": "float8_e5m2"}[fmt]
+            return arr(name, "uint8", shape, lo=-4, hi=4, encoding=encoding), name
         packed = list(shape)
         packed[k_axis] //= 2
         lo, hi = f"{_E2M1}[{name} & 15]", f"{_E2M1}[{name} >> 4]"
@@ -248,6 +249,9 @@ TRITON.update({
     "triton_gfx950_dot_scaled16_mxfp8": _dot_scaled("e4m3", "e4m3", nonk=16),       # v_mfma_scale_f32_16x16x128
     "triton_gfx950_dot_scaled16_mxfp4": _dot_scaled("e2m1", "e2m1", nonk=16),
     "triton_gfx950_dot_scaled16_mxfp8_mxfp4": _dot_scaled("e4m3", "e2m1", nonk=16),
+    "triton_gfx950_dot_scaled_mxbf8": _dot_scaled("e5m2", "e5m2"),
+    "triton_gfx950_dot_scaled16_mxbf8": _dot_scaled("e5m2", "e5m2", nonk=16),
+    "triton_gfx950_dot_scaled_mxbf8_mxfp4": _dot_scaled("e5m2", "e2m1"),
     # on one wave Triton 3.9 upcasts to bf16 instead (v_cvt_scalef32_pk_bf16_fp8/fp4 + bf16 MFMAs)
     "triton_gfx950_dot_scaled_upcast_mxfp8": _dot_scaled("e4m3", "e4m3", warps=1),
     "triton_gfx950_dot_scaled_upcast_mxfp4": _dot_scaled("e2m1", "e2m1", warps=1),

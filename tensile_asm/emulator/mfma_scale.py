@@ -7,8 +7,8 @@ cbsz:.. blgp:..``; objdump prints the ``v_mfma_ld_scale_b32`` prefix and the MFM
   module uses). With scales the k order of a lane's items shows even when A and B share a width: lane l
   holds row ``l % M``, lane group g = l // M, item t at k = ``K/2*(t//16) + 16*g + t%16`` for FP8/BF8 and
   ``32*g + t`` for FP4, at both shapes (the 16x16x128 FP8 order is not mfma_f8f6f4's ``32*g + t``: the
-  Triton 16x16x128 mxfp8 kernel gives the wrong product with it and the right one with this). BF8 is
-  taken to share FP8's order (same width; no BF8 Triton kernel here). FP6/BF6 are refused: no source
+  Triton 16x16x128 mxfp8 kernel gives the wrong product with it and the right one with this). BF8 has FP8's
+  order (Triton mxbf8 kernels at both shapes, and BF8 with FP4 at 32x32x64). FP6/BF6 are refused: no source
   here pins their k order (Triton 3.9 has no e2m3/e3m2 dot_scaled for gfx950).
 * Scales: scaleA and scaleB are VGPRs; each lane gives one byte, byte ``op_sel[n] + 2*op_sel_hi[n]``
   (n = 0 for A, 1 for B). The byte of lane ``i + M*kb`` scales row i of A (column i of B) over
