@@ -16,6 +16,7 @@ from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
 from tensile_asm.emulator import batch, cycles, float_modes, fuse, initial, scratch
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.gds import GdsMemory
+from tensile_asm.emulator.global_races import GlobalRaces
 from tensile_asm.emulator.lds import LdsTracker
 from tensile_asm.emulator.memory import DeviceMemory, Fault
 from tensile_asm.emulator.program import ENDPGM, Limits, Op, compile_ops, describe
@@ -211,6 +212,7 @@ class Emulator:
                 raise UserError(f"gds= given, but {self.arch.name} has no GDS (isa/{self.arch.name}.yaml)")
             gds_memory = GdsMemory(gds, int(capacity))
         memory = DeviceMemory()
+        memory.races = GlobalRaces() if self.strict else None
         buffers = initial.marshal_args(ko, args, memory, grid, block, lds)
         setup = initial.WaveSetup(self.arch, kd, self.limits(kernel), grid, block, memory, buffers, lds)
         counts = [0] * len(ops)
@@ -223,9 +225,13 @@ class Emulator:
                         group = Workgroup((x, y, z), lds, memory, self.strict)
                         group.gds = gds_memory
                         setup.populate(group)
+                        if memory.races is not None:
+                            memory.races.begin(group.id)
                         recorder = cycles.Recorder(ops) if cycle_model and result.workgroups == 0 else None
                         _run_group(group, recorder.ops if recorder else ops, counts, self.strict, budget,
                                    lockstep=lockstep and trace is None)
+                        if memory.races is not None:
+                            memory.races.end()
                         if recorder is not None:
                             est = cycles.estimate([op.inst for op in ops], recorder.sequences, self.arch)
                             result.estimated_cycles, result.cycle_model = est.cycles, est.model

@@ -44,6 +44,7 @@ class DeviceMemory:
         self.allocations: list[Allocation] = []
         self._bases: list[int] = []
         self._next = BASE_ADDRESS
+        self.races = None                # strict mode: global_races.GlobalRaces, told of every access
 
     def alloc(self, size: int, name: str, init=None, array=None) -> Allocation:
         """Reserve ``size`` bytes; ``init`` (bytes or uint8 array) fills them."""
@@ -104,10 +105,15 @@ class DeviceMemory:
                 out[...] = vals
             else:
                 out[sel] = vals
+            if self.races is not None:
+                self.races.load(a, off, 4)
         return out
 
-    def store_u32(self, addrs: np.ndarray, values: np.ndarray) -> None:
+    def store_u32(self, addrs: np.ndarray, values: np.ndarray, atomic: bool = False) -> None:
+        """``atomic``: the store half of a read-modify-write (smem_store.py), for the race checker."""
         for a, off, sel in self.locate(addrs, 4):
+            if self.races is not None:
+                (self.races.atomic if atomic else self.races.store)(a, off, 4)
             vals = values if sel is None else values[sel]
             if not (off & 3).any():
                 a.u32[off >> 2] = vals
@@ -126,23 +132,37 @@ class DeviceMemory:
                 out[...] = vals
             else:
                 out[sel] = vals
+            if self.races is not None:
+                self.races.load(a, off, nbytes)
         return out
 
     def store_small(self, addrs: np.ndarray, values: np.ndarray, nbytes: int) -> None:
         for a, off, sel in self.locate(addrs, nbytes):
+            if self.races is not None:
+                self.races.store(a, off, nbytes)
             vals = (values if sel is None else values[sel]).astype("<u4")
             b = vals.view(np.uint8).reshape(-1, 4)[:, :nbytes]
             a.data[off.reshape(-1, 1) + np.arange(nbytes)] = b
 
     # -- scalar (SMEM) -----------------------------------------------------------------------------
-    def load_scalar(self, address: int, ndwords: int) -> list[int]:
+    def load_scalar(self, address: int, ndwords: int, atomic: bool = False) -> list[int]:
         address &= ~3                      # SMEM ignores the two low address bits
         i = bisect.bisect_right(self._bases, address) - 1
         if i < 0 or address + 4 * ndwords > self.allocations[i].end:
             self._fault(address, 4 * ndwords)
         a = self.allocations[i]
         start = (address - a.base) >> 2
+        if self.races is not None and not atomic:
+            self.races.load(a, 4 * np.arange(start, start + ndwords, dtype=np.int64), 4)
         return a.u32[start:start + ndwords].tolist()
+
+    def locate_atomic(self, addrs: np.ndarray, nbytes: int):
+        """``locate`` for an atomic read-modify-write of ``nbytes`` per address (told to the race checker)."""
+        out = self.locate(addrs, nbytes)
+        if self.races is not None:
+            for a, off, _ in out:
+                self.races.atomic(a, off, nbytes)
+        return out
 
 
 def _gather_unaligned(data: np.ndarray, off: np.ndarray) -> np.ndarray:

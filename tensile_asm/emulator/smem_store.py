@@ -102,11 +102,12 @@ def _s_atomic_builder(op, wide, buffer):
             old = 0
             if inside is None or inside >= half:
                 mem = w.group.memory
-                words = mem.load_scalar(address, half)
+                words = mem.load_scalar(address, half, atomic=True)
                 old = words[0] | (words[1] << 32 if wide else 0)
                 new = fn(old, value(w, d0), value(w, d0 + half) if op == "cmpswap" else None, bits) & mask
                 addrs = address + 4 * np.arange(half, dtype=np.uint64)
-                mem.store_u32(addrs, np.array([(new >> (32 * k)) & 0xFFFFFFFF for k in range(half)], np.uint32))
+                mem.store_u32(addrs, np.array([(new >> (32 * k)) & 0xFFFFFFFF for k in range(half)], np.uint32),
+                              atomic=True)
             if returns:
                 for k in range(half):
                     w.s[d0 + k] = (old >> (32 * k)) & 0xFFFFFFFF

@@ -116,7 +116,7 @@ def in_rounds(view, idx, update):
 def apply_atomic(mem, addrs, data, cmp, fn, nbytes):
     """Apply ``fn`` per address in lane order; returns the pre-op values (uint64)."""
     old = np.zeros(addrs.shape, U64)
-    for a, off, sel in mem.locate(addrs, nbytes):
+    for a, off, sel in mem.locate_atomic(addrs, nbytes):
         if (off % nbytes).any():
             raise Fault(f"misaligned {8 * nbytes}-bit atomic")
         d = data if sel is None else data[sel]

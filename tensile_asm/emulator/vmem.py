@@ -140,7 +140,7 @@ def _buffer_store_builder(ndw, small=None):
 def _atomic(mem, addrs, data, cmp, kind, returns):
     """Apply one atomic per address in lane order; the pre-op values when ``returns``."""
     old = np.zeros(addrs.shape, U32)
-    for a, off, sel in mem.locate(addrs, 4):
+    for a, off, sel in mem.locate_atomic(addrs, 4):
         if (off & 3).any():
             raise Fault("misaligned atomic")
         idx = off >> 2

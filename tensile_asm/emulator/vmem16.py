@@ -153,7 +153,7 @@ handles("ds_write_b16_d16_hi")(_ds_write16_builder(True))
 # -- fp64 atomic add ----------------------------------------------------------------------------------
 
 def _add_f64(mem, addrs, data):
-    for a, off, sel in mem.locate(addrs, 8):
+    for a, off, sel in mem.locate_atomic(addrs, 8):
         if (off & 7).any():
             raise Fault("misaligned 64-bit atomic")
         f64 = a.data[: a.data.size // 8 * 8].view(np.float64)

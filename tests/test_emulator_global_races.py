@@ -1,0 +1,138 @@
+"""Strict mode's global-memory race check between workgroups (tensile_asm/emulator/global_races.py):
+hand-written kernels of 2-3 workgroups that store, load and atomically update overlapping or
+disjoint ranges. Races must be reported (naming the instruction, both workgroups, the byte and the
+buffer); disjoint ranges, atomics and non-strict runs must not."""
+
+import numpy as np
+import pytest
+
+from tensile_asm.emulator import Emulator
+from tensile_asm.errors import EmulationError
+
+from conftest import have_llvm
+from emulator_asm import build
+
+pytestmark = pytest.mark.skipif(not have_llvm(), reason="needs llvm-mc/ld.lld")
+
+GROUPS = 3
+HEAD = """
+s_load_dwordx4 s[4:7], s[0:1], 0x0
+s_waitcnt lgkmcnt(0)
+v_lshlrev_b32 v1, 2, v0
+global_load_dword v2, v1, s[4:5]
+s_waitcnt vmcnt(0)
+v_add_u32 v2, s2, v2
+"""
+
+
+def _at(reg: str, stride: int, first: int = 0) -> str:
+    """v<reg> = lane*4 + (workgroup id + first) * stride bytes."""
+    return f"s_add_u32 s8, s2, {first}\ns_mul_i32 s8, s8, {stride}\nv_add_u32 {reg}, s8, v1"
+
+
+def _run(body: str, strict: bool = True, out_words: int = 64 * (GROUPS + 1)):
+    rng = np.random.default_rng(7)
+    x = rng.integers(1, 1 << 30, 64, dtype=np.uint32)
+    out = np.full(out_words, 0xDEADBEEF, np.uint32)
+    co = build(HEAD + body + "\ns_endpgm", args=(("x", 8), ("out", 8)))
+    Emulator.load(co, strict=strict).launch("k", grid=GROUPS, block=64, args=[x, out])
+    return x, out
+
+
+STORE = _at("v3", 256) + "\nglobal_store_dword v3, v2, s[6:7]"
+
+
+def test_disjoint_stores_are_fine():
+    x, out = _run(STORE)
+    want = np.concatenate([x + np.uint32(g) for g in range(GROUPS)] + [np.full(64, 0xDEADBEEF, np.uint32)])
+    assert np.array_equal(out, want)
+
+
+def test_write_write_race_is_reported_with_everything_needed_to_fix_it():
+    body = _at("v3", 128) + "\nglobal_store_dword v3, v2, s[6:7]"       # halves overlap
+    with pytest.raises(EmulationError) as e:
+        _run(body)
+    msg = str(e.value)
+    assert "global_store_dword" in msg and "at 0x" in msg
+    assert "global-memory race" in msg
+    assert "workgroup (1, 0, 0) stores to the dword" in msg and "workgroup (0, 0, 0) stored to" in msg
+    assert "'out' + 0x80" in msg
+    assert "use an atomic, or make each workgroup write its own range" in msg
+
+
+def test_non_strict_mode_is_silent():
+    body = _at("v3", 128) + "\nglobal_store_dword v3, v2, s[6:7]"
+    x, out = _run(body, strict=False)
+    assert np.array_equal(out[32 * GROUPS:32 * GROUPS + 32], x[32:] + np.uint32(GROUPS - 1))
+
+
+def test_read_after_write_is_reported():
+    # every workgroup stores its own range, then loads workgroup 0's
+    body = STORE + "\nglobal_load_dword v4, v1, s[6:7]\ns_waitcnt vmcnt(0)"
+    with pytest.raises(EmulationError) as e:
+        _run(body)
+    msg = str(e.value)
+    assert "global_load_dword v4" in msg
+    assert "workgroup (1, 0, 0) loads the dword" in msg and "which workgroup (0, 0, 0) stored to" in msg
+
+
+def test_write_after_read_is_reported():
+    # every workgroup loads range 1, then stores its own range: workgroup 1 overwrites what 0 loaded
+    body = (_at("v5", 0, 1) + "\nv_add_u32 v5, 0x100, v1\nglobal_load_dword v4, v5, s[6:7]\ns_waitcnt vmcnt(0)\n"
+            + STORE)
+    with pytest.raises(EmulationError) as e:
+        _run(body)
+    msg = str(e.value)
+    assert "workgroup (1, 0, 0) stores to" in msg and "workgroup (0, 0, 0) loaded (without an atomic)" in msg
+    assert "'out' + 0x100" in msg
+
+
+def test_one_workgroup_may_reread_and_rewrite_its_own_range():
+    body = STORE + "\nglobal_load_dword v4, v3, s[6:7]\ns_waitcnt vmcnt(0)\nv_add_u32 v4, 1, v4\n" \
+                   "global_store_dword v3, v4, s[6:7]"
+    x, out = _run(body)
+    assert np.array_equal(out[:64 * GROUPS], np.concatenate([x + np.uint32(g + 1) for g in range(GROUPS)]))
+
+
+def test_atomics_on_one_address_are_fine():
+    body = "global_atomic_add v1, v2, s[6:7]\ns_waitcnt vmcnt(0)"
+    x, out = _run(body, out_words=64)
+    total = sum(x.astype(np.uint64) + g for g in range(GROUPS)) + 0xDEADBEEF
+    assert np.array_equal(out, (total & 0xFFFFFFFF).astype(np.uint32))
+
+
+def test_mixing_a_plain_store_and_atomics_is_reported():
+    # workgroup 0 stores plainly, the others add atomically to the same dwords
+    body = """s_cmp_eq_u32 s2, 0
+s_cbranch_scc0 .Latomic
+global_store_dword v1, v2, s[6:7]
+s_branch .Ldone
+.Latomic:
+global_atomic_add v1, v2, s[6:7]
+.Ldone:
+s_waitcnt vmcnt(0)"""
+    with pytest.raises(EmulationError) as e:
+        _run(body, out_words=64)
+    msg = str(e.value)
+    assert "global_atomic_add" in msg and "atomically updates" in msg
+    assert "workgroup (0, 0, 0) stored to (without an atomic)" in msg
+
+
+def test_neighbouring_bytes_of_one_dword_are_fine_and_one_byte_is_a_race():
+    # workgroup g stores byte g of dword `lane` (one dword shared by every workgroup, byte by byte)
+    fine = "v_add_u32 v3, s2, v1\nglobal_store_byte v3, v2, s[6:7]"
+    x, out = _run(fine, out_words=64)
+    bytes_ = out.view(np.uint8).reshape(64, 4)
+    for g in range(GROUPS):
+        assert np.array_equal(bytes_[:, g], ((x + np.uint32(g)) & 0xFF).astype(np.uint8))
+    assert np.all(bytes_[:, GROUPS:] == 0xDE)
+    with pytest.raises(EmulationError) as e:
+        _run("global_store_byte v1, v2, s[6:7] offset:1", out_words=64)
+    assert "stores to the byte at" in str(e.value) and "'out' + 0x1" in str(e.value)
+
+
+def test_scalar_stores_race_too():
+    body = "v_readfirstlane_b32 s9, v2\ns_store_dword s9, s[6:7], 0x10\ns_waitcnt lgkmcnt(0)"
+    with pytest.raises(EmulationError) as e:
+        _run(body)
+    assert "s_store_dword" in str(e.value) and "'out' + 0x10" in str(e.value)
