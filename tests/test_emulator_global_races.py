@@ -136,3 +136,30 @@ def test_scalar_stores_race_too():
     with pytest.raises(EmulationError) as e:
         _run(body)
     assert "s_store_dword" in str(e.value) and "'out' + 0x10" in str(e.value)
+
+
+def test_a_plain_store_after_atomics_of_several_workgroups_is_reported():
+    body = """s_cmp_lt_u32 s2, 2
+s_cbranch_scc0 .Lplain
+global_atomic_add v1, v2, s[6:7]
+s_branch .Ldone
+.Lplain:
+global_store_dword v1, v2, s[6:7]
+.Ldone:
+s_waitcnt vmcnt(0)"""
+    with pytest.raises(EmulationError) as e:
+        _run(body, out_words=64)
+    assert "workgroup (2, 0, 0) stores to" in str(e.value) and "several other workgroups atomically updated" \
+        in str(e.value)
+
+
+def test_buffer_stores_are_checked():
+    body = """s_mov_b32 s12, s6
+s_and_b32 s13, s7, 0xffff
+s_mov_b32 s14, 0x1000
+s_mov_b32 s15, 0
+s_nop 4
+buffer_store_dword v2, v1, s[12:15], 0 offen offset:8"""
+    with pytest.raises(EmulationError) as e:
+        _run(body)
+    assert "buffer_store_dword" in str(e.value) and "'out' + 0x8" in str(e.value)
