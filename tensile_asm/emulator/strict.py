@@ -6,6 +6,11 @@ also count in lgkmcnt but may return out of order, so only ``lgkmcnt(0)`` proves
 ``s_waitcnt lgkmcnt(N)`` therefore retires the LDS operations older than the newest N (if SMEM loads
 completed first, N LDS operations may still be in flight) and every SMEM load only when N is 0.
 
+The counters saturate (gfx9: vmcnt 63, lgkmcnt 15, expcnt 7): a wave does not issue an operation while
+its counter is at the maximum, so issuing one retires the oldest outstanding operation first — for
+lgkmcnt only when the outstanding ones are all of one in-order kind (with SMEM among them, which one
+finished is unknown, and nothing is retired).
+
 Values are written eagerly when an operation issues; its destination registers are PENDING until a
 sufficient ``s_waitcnt`` retires it, and reading a PENDING register is an error.
 
@@ -21,6 +26,9 @@ from collections import deque
 
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.state import AKEY, PENDING, READY, UNWRITTEN, VKEY
+from tensile_asm.isa.parser import WAITCNT_MAX
+
+_VM_MAX, _LGKM_MAX, _EXP_MAX = WAITCNT_MAX["vmcnt"], WAITCNT_MAX["lgkmcnt"], WAITCNT_MAX["expcnt"]
 
 
 class Outstanding:
@@ -48,7 +56,14 @@ def issue(w, inst, keys, kind, lds_index=None) -> None:
     """Record a memory operation; its destination ``keys`` become PENDING."""
     p = w.pending
     entry = Outstanding(inst, keys, kind, None if lds_index is None else w.split_columns(lds_index))
-    (p.vm if kind == "vm" else p.lgkm).append(entry)
+    if kind == "vm":
+        if len(p.vm) >= _VM_MAX:                 # the wave waited for the oldest before issuing this one
+            _retire(w, p.vm.popleft())
+        p.vm.append(entry)
+    else:
+        if len(p.lgkm) >= _LGKM_MAX and kind in IN_ORDER_LGKM and all(e.kind == kind for e in p.lgkm):
+            _retire(w, p.lgkm.pop(0))
+        p.lgkm.append(entry)
     st = w.rstate
     for k in keys:
         st[k] = PENDING
@@ -99,6 +114,11 @@ def lock(w, inst, keys) -> None:
     """A GDS operation issued: its source VGPRs ``keys`` are locked until expcnt retires it."""
     p = w.pending
     entry = Outstanding(inst, keys, "exp")
+    if len(p.exp) >= _EXP_MAX:
+        old = p.exp.popleft()
+        for k in old.keys:
+            if p.locked.get(k) is old:
+                del p.locked[k]
     p.exp.append(entry)
     for k in keys:
         p.locked[k] = entry

@@ -47,14 +47,14 @@ _SELECTORS = {name: i for names in (SDWA_SELECTORS, SDWA_UNUSED) for i, name in 
 _BRANCHES = ("s_branch", "s_cbranch_")
 
 # gfx9 s_waitcnt simm16 layout and the counter maxima (a counter at its maximum does not wait).
-_WAITCNT_MAX = {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 15}
+WAITCNT_MAX = {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 15}
 
 
 def decode_waitcnt_gfx9(simm16: int) -> tuple:
     """Counters (as modifiers) that a numeric gfx9 ``s_waitcnt`` operand waits for."""
     vm = (simm16 & 0xF) | ((simm16 >> 14) & 0x3) << 4
     counts = {"vmcnt": vm, "expcnt": (simm16 >> 4) & 0x7, "lgkmcnt": (simm16 >> 8) & 0xF}
-    return tuple((n, v) for n, v in counts.items() if v < _WAITCNT_MAX[n])
+    return tuple((n, v) for n, v in counts.items() if v < WAITCNT_MAX[n])
 
 
 @dataclass
