@@ -52,8 +52,8 @@ def finite_codes(rng, fmt, shape):
 
 
 def k_of(fmt, m, g, t, mixed):
-    if m == 32 and fmt in ("fp8", "bf8") and mixed:       # AMD example 5.4: a_reg[i*16+j] = A[r][16g + 32i + j]
-        return 32 * (t // 16) + 16 * g + t % 16
+    if fmt in ("fp8", "bf8") and mixed:     # AMD example 5.4 (32x32x64): a_reg[i*16+j] = A[r][16g + 32i + j];
+        return (2048 // m // 2) * (t // 16) + 16 * g + t % 16   # 16x16x128: 64i, from Triton dot_scaled kernels
     if mixed:                                             # AMD example 5.5 (FP4): 16 bytes from 32g, low nibble first
         return 32 * g + t
     return 32 * g + 31 - t                                # one width: any order, here reversed
@@ -80,7 +80,8 @@ def c_position(m, lane, q):
 
 
 @pytest.mark.parametrize("m,fa,fb", [(32, "fp8", "fp8"), (32, "bf8", "fp4"), (32, "fp4", "fp8"), (32, "fp4", "fp4"),
-                                     (32, "fp6", "bf6"), (16, "fp8", "bf8"), (16, "fp4", "fp4"), (16, "bf6", "bf6")])
+                                     (32, "fp6", "bf6"), (16, "fp8", "bf8"), (16, "fp4", "fp4"), (16, "bf6", "bf6"),
+                                     (16, "fp8", "fp4"), (16, "fp4", "bf8")])
 def test_mfma_f8f6f4(m, fa, fb):
     rng = np.random.default_rng(CODE[fa] * 8 + CODE[fb] + m)
     mixed = BITS[fa] != BITS[fb]
@@ -104,7 +105,7 @@ def test_mfma_f8f6f4(m, fa, fb):
     assert len(set(expect.ravel().tolist())) > nd * 32
 
 
-@pytest.mark.parametrize("m,fa,fb,message", [(16, "fp8", "fp4", "mixed widths"), (32, "fp6", "fp8", "mixed widths")])
+@pytest.mark.parametrize("m,fa,fb,message", [(16, "fp6", "fp4", "mixed widths"), (32, "fp6", "fp8", "mixed widths")])
 def test_unestablished_mixes_are_refused(m, fa, fb, message):
     em = Emulator.load(build(kernel(m, fa, fb), args=(("in", 8), ("out", 8)), vgprs=40, sgprs=16, arch="gfx950"))
     with pytest.raises(EmulationError, match=message):

@@ -5,10 +5,12 @@ the formats of A and B picked by ``cbsz`` and ``blgp`` (0 FP8 E4M3, 1 BF8 E5M2, 
 them, nibbles): lane l holds row/column ``l % M`` and lane group ``g = l // M``.
 
 Which k a lane's item t stands for matters only when A and B differ in width: otherwise item t of
-lane group g of A always meets item t of lane group g of B, whatever k that is. The k order is known
-for 32x32x64 from AMD's "Matrix Core Programming on AMD CDNA3 and CDNA4" examples (sections 5.4/5.5):
-FP8/BF8 ``k = 32*(t//16) + 16*g + t%16``, FP4 ``k = 32*g + t``; so mixed widths are emulated there
-for FP8/BF8 with FP4 and refused otherwise (FP6 with another width; any mix at 16x16x128).
+lane group g of A always meets item t of lane group g of B, whatever k that is. The k order of 8-bit
+items is ``k = (K/2)*(t//16) + 16*g + t%16`` (K = 64 or 128), of FP4 items ``k = 32*g + t``: for 32x32x64
+from AMD's "Matrix Core Programming on AMD CDNA3 and CDNA4" examples (sections 5.4/5.5), for 16x16x128
+from Triton's gfx950 ``tl.dot_scaled`` kernels on the block-scaled form of this instruction
+(mfma_scale.py, whose fixtures match numpy only with it). So mixed widths are emulated for FP8/BF8 with
+FP4 and refused otherwise (FP6 with another width).
 D/C use the f32 layouts of the other MFMAs (mfma.output_map). Products are summed in float64 and
 rounded once to f32, as mfma.py does. The block-scaled ``v_mfma_scale_*`` forms are not implemented.
 """
@@ -45,8 +47,8 @@ def k_index(fmt: str, m: int) -> np.ndarray:
     """k of item t held by lane l, as an array [32, 64] (see the module note on when it matters)."""
     t, lane = np.meshgrid(np.arange(32), np.arange(64), indexing="ij")
     g = lane // m
-    if m == 32 and fmt in ("fp8", "bf8"):
-        return 32 * (t // 16) + 16 * g + t % 16
+    if fmt in ("fp8", "bf8"):
+        return 2048 // m // 2 * (t // 16) + 16 * g + t % 16
     return 32 * g + t
 
 
@@ -75,7 +77,7 @@ def _mfma_f8f6f4(ins, cx):
     fa, fb = (_FORMATS.get(ins.modifier(mod, 0) or 0) for mod in ("cbsz", "blgp"))
     if fa is None or fb is None:
         raise Unsupported("cbsz/blgp format codes above 4")
-    if fa[1] != fb[1] and not (m == 32 and {fa[1], fb[1]} == {8, 4}):
+    if fa[1] != fb[1] and {fa[1], fb[1]} != {8, 4}:
         raise Unsupported(f"{fa[0]} A with {fb[0]} B: the k order of mixed widths is not established here")
     d, a, b, c = ins.operands[:4]
     items = m * m // 64
