@@ -169,7 +169,7 @@ RACE = """
 s_load_dwordx2 s[4:5], s[0:1], 0x0
 s_waitcnt lgkmcnt(0)
 v_and_b32 v1, 63, v0
-v_mov_b32 v2, v0
+v_lshlrev_b32 v2, 16, v0                // data bits [23:16]: the tid, unlike in the other wave
 {op}
 s_waitcnt lgkmcnt(0)
 s_endpgm

@@ -22,6 +22,7 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
+from tensile_asm.emulator.lds import byte_mask, sub_dword
 from tensile_asm.emulator.program import Unsupported, handles, reg_keys
 from tensile_asm.emulator.state import M0
 from tensile_asm.isa.registers import Reg
@@ -107,7 +108,7 @@ def _write_addtid(ins, cx):
         idx, sel = _addtid_dwords(w, offset)
         vals = w.v[s:s + 1] if sel is None else w.v[s:s + 1, sel]
         if strict:
-            w.group.lds_tracker.write(w, idx, ins)
+            w.group.lds_tracker.write(w, idx, ins, None, vals)
         w.group.lds[idx] = vals
         if strict:
             strict_mode.issue(w, ins, (), "lds", idx)
@@ -134,7 +135,7 @@ def _read8_d16_builder(signed, high):
             raw = w.group.lds.view(np.uint8)[byte]
             half = (raw.view(np.int8).astype(np.int16).view(np.uint16) if signed else raw).astype(U32)
             if cx.strict:
-                w.group.lds_tracker.read(w, byte >> 2, ins)
+                w.group.lds_tracker.read(w, byte >> 2, ins, byte_mask(byte, 1))
             row = w.v[d]
             old = row if sel is None else row[sel]
             new = (old & U32(0xFFFF)) | (half << U32(16)) if high else (old & U32(0xFFFF0000)) | half
@@ -158,7 +159,8 @@ def _write8_hi(ins, cx):
         byte, sel = _lane_bytes(w, addr, offset)
         vals = w.v[s] if sel is None else w.v[s][sel]
         if cx.strict:
-            w.group.lds_tracker.write(w, byte >> 2, ins)
+            idx, mask, placed = sub_dword(byte, 1, vals >> U32(16))
+            w.group.lds_tracker.write(w, idx, ins, mask, placed)
         w.group.lds.view(np.uint8)[byte] = ((vals >> U32(16)) & U32(0xFF)).astype(np.uint8)
         if cx.strict:
             strict_mode.issue(w, ins, (), "lds", byte >> 2)

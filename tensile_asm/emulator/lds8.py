@@ -11,6 +11,7 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
+from tensile_asm.emulator.lds import byte_mask, sub_dword
 from tensile_asm.emulator.program import handles, reg_keys
 
 U8, U32 = np.uint8, np.uint32
@@ -40,7 +41,7 @@ def _read_builder(signed):
             vals = w.group.lds.view(U8)[byte]
             vals = vals.view(np.int8).astype(np.int32).view(U32) if signed else vals.astype(U32)
             if cx.strict:
-                w.group.lds_tracker.read(w, byte >> 2, ins)
+                w.group.lds_tracker.read(w, byte >> 2, ins, byte_mask(byte, 1))
             file = w.a if agpr else w.v
             if sel is None:
                 file[d0] = vals
@@ -64,7 +65,8 @@ def _write_b8(ins, cx):
         row = src(w)
         vals = (row if sel is None else row[sel]).astype(U8)       # the low byte
         if cx.strict:
-            w.group.lds_tracker.write(w, byte >> 2, ins)
+            idx, mask, placed = sub_dword(byte, 1, vals)
+            w.group.lds_tracker.write(w, idx, ins, mask, placed)
         w.group.lds.view(U8)[byte] = vals
         if cx.strict:
             strict_mode.issue(w, ins, (), "lds", byte >> 2)

@@ -14,6 +14,7 @@ import numpy as np
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.lds import byte_mask, sub_dword
 from tensile_asm.emulator.vmem import _active, _buffer_addresses, _global_addresses, _vm_issue
 
 U16, U32, U64 = np.uint16, np.uint32, np.uint64
@@ -110,7 +111,7 @@ def _ds_read16_builder(signed, d16, high):
             if signed:
                 vals = vals.astype(U16).view(np.int16).astype(np.int32).view(U32)
             if cx.strict:
-                w.group.lds_tracker.read(w, byte >> 2, ins)
+                w.group.lds_tracker.read(w, byte >> 2, ins, byte_mask(byte, 2))
             row = w.v[d0]
             old = row if sel is None else row[sel]
             new = _merge(old, vals, high) if d16 else vals
@@ -134,7 +135,8 @@ def _ds_write16_builder(high):
             vals = _active(w, w.v[data.index])
             vals = (vals >> U32(16)) if high else vals
             if cx.strict:
-                w.group.lds_tracker.write(w, byte >> 2, ins)
+                idx, mask, placed = sub_dword(byte, 2, vals)
+                w.group.lds_tracker.write(w, idx, ins, mask, placed)
             w.group.lds.view(U16)[byte >> 1] = vals.astype(U16)
             if cx.strict:
                 strict_mode.issue(w, ins, (), "lds", byte >> 2)
