@@ -4,7 +4,7 @@ Lanes of one wave that hit the same dword are applied one after another in ascen
 (the hardware serialises them in some order; for commutative operations the final memory is the
 same, and each ``_rtn_`` lane gets the value before its own update). Like every DS instruction they
 count in lgkmcnt: a returned value is PENDING in strict mode until ``s_waitcnt lgkmcnt``. Atomics are
-not LDS races, so they are not recorded by the race tracker.
+recorded by the race tracker: a race with other waves' plain accesses, not with their atomics.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ def _builder(op: str, returns: bool, compare: bool):
             if returns:
                 wr(w, np.where(np.asarray(w.exec_lanes), old_values, w.v[dst.index]))
             if strict:
+                w.group.lds_tracker.atomic(w, addrs[lanes], 4, ins)
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True
         run.lane_bound = True

@@ -128,6 +128,7 @@ def _builder(bits, ndata, fn, returns):
             if returns:
                 _write_back(w, dst, _to_rows(old, wide), sel)
             if cx.strict:
+                w.group.lds_tracker.atomic(w, byte, nbytes, ins)
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True
         run.extra_srcs = ()
@@ -153,6 +154,8 @@ def _xchg2_builder(bits, stride64):
             for k, (off, src) in enumerate(zip(offsets, (d0, d1))):
                 vals = _lane_values(w, src, sel, wide)
                 old = in_rounds(view, _elements(w, base + off, nbytes), lambda o, now: vals[now])
+                if cx.strict:
+                    w.group.lds_tracker.atomic(w, base + off, nbytes, ins)
                 rows = _to_rows(old, wide)
                 if sel is None:
                     w.v[dst.index + k * per:dst.index + (k + 1) * per] = rows
