@@ -158,10 +158,12 @@ def _mfma_mir(arch, line, mnemonic, ops):
         return f"{d} = {base}_e64 {a}, {b}, {_reg(ops[3])}, 0, 0, {d}, implicit $mode, implicit $exec"
     c = _reg(ops[3])
     pseudo = base + ("_e64" if acc else "_vgprcd_e64")
+    # f8f6f4: the register sizes are in the opcode, the formats in cbsz/blgp (LLVM's pass count reads them)
+    cbsz, blgp = (int(m.group(1)) if (m := re.search(rf"{f}:(\d+)", line)) else 0 for f in ("cbsz", "blgp"))
     if mnemonic.startswith("v_mfma_scale"):        # ..., C, cbsz, blgp, scale A, scale B, op_sel, op_sel_hi
-        return (f"{d} = {pseudo} {a}, {b}, {c}, 0, 0, {_reg(ops[4])}, {_reg(ops[5])}, 0, 0, "
+        return (f"{d} = {pseudo} {a}, {b}, {c}, {cbsz}, {blgp}, {_reg(ops[4])}, {_reg(ops[5])}, 0, 0, "
                 f"implicit $mode, implicit $exec")
-    imms = "0, 0" if "F8F6F4" in base else "0, 0, 0"   # f8f6f4: formats are in the opcode
+    imms = f"{cbsz}, {blgp}" if "F8F6F4" in base else "0, 0, 0"
     return f"{d} = {pseudo} {a}, {b}, {c}, {imms}, implicit $mode, implicit $exec"
 
 
@@ -293,6 +295,9 @@ MFMA_GFX942_ONLY = [
 MFMA_GFX950_ONLY = [
     'v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[32:35], v[48:51], v[0:3] cbsz:4 blgp:4',
     'v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[32:39], v[48:55], v[0:3]',
+    'v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[32:39], v[48:51], v[0:3] blgp:4',
+    'v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[32:35], v[48:55], v[0:15] cbsz:4 blgp:1',
+    'v_mfma_scale_f32_32x32x64_f8f6f4 v[0:15], v[32:35], v[48:51], v[0:15], v60, v61 cbsz:4 blgp:4',
     'v_mfma_f32_16x16x32_bf16 v[0:3], v[32:35], v[48:51], v[0:3]',
     'v_mfma_f32_16x16x32_f16 v[0:3], v[32:35], v[48:51], v[0:3]',
     'v_mfma_f32_32x32x16_bf16 v[0:15], v[32:35], v[48:51], v[0:15]',

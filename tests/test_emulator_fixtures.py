@@ -19,12 +19,7 @@ FIXTURES = Path(__file__).parent / "data" / "fixtures"
 SPECS = sorted(FIXTURES.glob("*.json"))
 
 # Fixtures the emulator cannot run yet: name -> the missing instruction (xfail, strict).
-XFAIL: dict = {
-    "triton_gfx950_dot_scaled_mxfp4": "strict: hazard xdl_valu_mem_read — the kernel leaves 12 wait states "
-    "(what an 8-pass op needs) after an FP4xFP4 v_mfma_scale_f32_32x32x64_f8f6f4; isa/gfx950.yaml counts 16 "
-    "passes (20 needed) as LLVM 22 does (docs/hazards-vs-llvm.md); tests/test_emulator_mfma_scale.py runs it "
-    "non-strict",
-}
+XFAIL: dict = {}
 
 
 def _bfloat16(codes: np.ndarray) -> np.ndarray:

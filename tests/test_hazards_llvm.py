@@ -56,7 +56,8 @@ def test_mfma_passes_equal_llvm(arch):
     from tensile_asm.isa.hazards import hazard_model
     lines = [line for line in mfma_lines(arch) if not line.startswith("v_mfma_f64")]
     model = hazard_model(load_arch(arch))
-    ours = [model.passes(line.split()[0]) for line in lines]
+    from tensile_asm.isa.parser import parse_instruction
+    ours = [model.passes(parse_instruction(line)) for line in lines]
     differ = [f"{line.split()[0]}: ours {o}, LLVM {t}" for line, o, t in zip(lines, ours, llvm_passes(arch, lines))
               if o != t]
     assert not differ, "\n".join(differ)

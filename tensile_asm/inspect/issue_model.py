@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from tensile_asm.errors import UserError
+from tensile_asm.isa import mfma_passes
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.opcodes import op_info
@@ -77,7 +78,7 @@ class IssueTable:
     arch: str
     cycles: dict
     mfma_pass: int
-    mfma_passes: tuple          # (compiled pattern, passes), first match wins
+    mfma_passes: tuple          # (compiled pattern, passes, when), first match wins (isa/mfma_passes.py)
 
     @classmethod
     def of(cls, arch: Arch) -> "IssueTable":
@@ -90,25 +91,18 @@ class IssueTable:
                   [k for k in ("mfma_pass", "mfma_passes") if k not in table]
         if missing:
             raise UserError(f"{where}: issue_cycles lacks {', '.join(missing)}; every class needs a clock count")
-        try:
-            rules = tuple((re.compile(r["pattern"]), int(r["passes"])) for r in table["mfma_passes"])
-        except (KeyError, TypeError, re.error) as e:
-            raise UserError(f"{where}: issue_cycles.mfma_passes entries need 'pattern' (a regex) and "
-                            f"'passes' ({e})") from None
+        rules = mfma_passes.compile_table(table["mfma_passes"], where)
         cycles = {c: int(table[c]) for c in CLASSES if c != "mfma"}
         return cls(arch.name, cycles, int(table["mfma_pass"]), rules)
 
-    def mfma_passes_of(self, opcode: str) -> int:
-        for pattern, passes in self.mfma_passes:
-            if pattern.search(opcode):
-                return passes
-        raise UserError(f"isa/{self.arch}.yaml: no issue_cycles.mfma_passes pattern matches '{opcode}'; "
-                        f"add one (passes from the ISA guide's MFMA table)")
+    def mfma_passes_of(self, ins) -> int:
+        """Passes of an MFMA (an Instruction; an opcode string counts as having no modifiers)."""
+        return mfma_passes.passes_of(self.mfma_passes, ins, self.arch)
 
     def clocks(self, ins: Instruction, cls: str | None = None) -> int:
         cls = cls or classify(ins)
         if cls == "mfma":
-            return self.mfma_passes_of(ins.opcode) * self.mfma_pass
+            return self.mfma_passes_of(ins) * self.mfma_pass
         if cls == "nop" and ins.opcode == "s_nop":
             n = ins.operands[0].value if ins.operands else 0
             return (int(n) + 1) * self.cycles["nop"]

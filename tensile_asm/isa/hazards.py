@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from tensile_asm.errors import UserError
+from tensile_asm.isa import mfma_passes
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.opcodes import op_info
@@ -303,7 +304,7 @@ class HazardModel:
         self.arch = arch.name
         self.xdl = re.compile("|".join(table.get("xdl", ())) or r"(?!)")
         passes = arch.extra.get("issue_cycles", {}).get("mfma_passes", ())
-        self._passes = tuple((re.compile(p["pattern"]), int(p["passes"])) for p in passes)
+        self._passes = mfma_passes.compile_table(passes, f"{where}")
         rules = []
         for i, r in enumerate(table.get("rules", ())):
             w = f"{where}: hazards.rules[{i}] ({r.get('name', '?')})"
@@ -324,11 +325,9 @@ class HazardModel:
         self._classes: dict = {}
         self.max_wait = max((r.max_wait for r in rules), default=0)
 
-    def passes(self, opcode: str) -> int:
-        for rx, n in self._passes:
-            if rx.search(opcode):
-                return n
-        raise UserError(f"isa/{self.arch}.yaml: no issue_cycles.mfma_passes pattern matches '{opcode}'")
+    def passes(self, ins) -> int:
+        """Passes of an MFMA (an Instruction; an opcode string counts as having no modifiers)."""
+        return mfma_passes.passes_of(self._passes, ins, self.arch)
 
     def classes(self, ins: Instruction) -> tuple:
         """(rules ``ins`` can produce for, rules it can be the consumer of), by opcode and modifiers."""
@@ -406,7 +405,7 @@ class HazardModel:
         w = r.wait_states
         if isinstance(w, int):
             return w
-        n = self.passes(producer.opcode)
+        n = self.passes(producer)
         if "passes_plus" in w:
             return n + int(w["passes_plus"])
         table = {int(k): int(v) for k, v in w["passes"].items()}
