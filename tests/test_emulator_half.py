@@ -7,26 +7,11 @@ import pytest
 from tensile_asm.emulator import Emulator
 
 from conftest import have_llvm
-from emulator_asm import build
+from emulator_asm import SIX_ROWS_IN_TWO_OUT, build
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 
-LOAD = """
-s_load_dwordx4 s[4:7], s[0:1], 0x0
-v_lshlrev_b32 v1, 2, v0
-s_waitcnt lgkmcnt(0)
-global_load_dword v2, v1, s[4:5]
-global_load_dword v3, v1, s[4:5] offset:256
-global_load_dword v4, v1, s[4:5] offset:512
-global_load_dword v5, v1, s[4:5] offset:768
-global_load_dword v6, v1, s[4:5] offset:1024
-global_load_dword v7, v1, s[4:5] offset:1280
-s_waitcnt vmcnt(0)
-{op}
-global_store_dword v1, v8, s[6:7]
-global_store_dword v1, v9, s[6:7] offset:256
-s_endpgm
-"""
+LOAD = SIX_ROWS_IN_TWO_OUT
 
 
 def f16(bits):
