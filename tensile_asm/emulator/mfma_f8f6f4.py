@@ -60,25 +60,28 @@ def codes(rows: np.ndarray, bits: int) -> np.ndarray:
     return np.array([[(int(v) >> (bits * t)) & ((1 << bits) - 1) for v in wide] for t in range(32)])
 
 
-def _matrix(rows: np.ndarray, fmt: str, bits: int, m: int) -> np.ndarray:
-    """A operand registers -> A[m][64*64/m] (B registers -> B transposed)."""
+def operand_matrix(rows: np.ndarray, fmt: str, bits: int, m: int) -> np.ndarray:
+    """A operand registers [regs, 64] -> A[m][2048/m] (B registers -> B transposed)."""
     out = np.empty((m, 64 * 32 // m))
     lane = np.broadcast_to(np.arange(64), (32, 64))
     out[lane % m, k_index(fmt, m)] = _TABLES[fmt][codes(rows, bits)]
     return out
 
 
-@handles(*_SHAPES)
-def _mfma_f8f6f4(ins, cx):
-    m = _SHAPES[ins.opcode]
-    for mod, _ in ins.modifiers:
-        if mod not in ("cbsz", "blgp"):
-            raise Unsupported(f"modifier {mod}")
+def formats(ins) -> tuple:
+    """((name, bits) of A, of B) from ``cbsz``/``blgp``."""
     fa, fb = (_FORMATS.get(ins.modifier(mod, 0) or 0) for mod in ("cbsz", "blgp"))
     if fa is None or fb is None:
         raise Unsupported("cbsz/blgp format codes above 4")
     if fa[1] != fb[1] and {fa[1], fb[1]} != {8, 4}:
         raise Unsupported(f"{fa[0]} A with {fb[0]} B: the k order of mixed widths is not established here")
+    return fa, fb
+
+
+def f8f6f4_runner(ins, cx, m, fa, fb, scales=None):
+    """``fn(wave)`` computing D = A x B + C for operands D, A, B, C (the first four), with A and B in
+    formats ``fa``/``fb``; ``scales(w)``, if given, returns [m, K] multipliers of A and of B transposed
+    (mfma_scale.py). Summed in float64, rounded once to f32."""
     d, a, b, c = ins.operands[:4]
     items = m * m // 64
     if not all(isinstance(x, Reg) and x.kind in "va" for x in (d, a, b)) or d.count != items:
@@ -90,7 +93,7 @@ def _mfma_f8f6f4(ins, cx):
         raise Unsupported("wave32")
     dmap = output_map(m, m, 1, False)                                   # [items, 64] flat index i*m + j
     c_reg = c if isinstance(c, Reg) else None
-    if c_reg is not None and c_reg.count != items:
+    if c_reg is not None and (c_reg.kind not in "va" or c_reg.count != items):
         raise Unsupported(f"C operand {c}")
     c_const = None if c_reg is not None else cx.sread(c)
 
@@ -98,17 +101,30 @@ def _mfma_f8f6f4(ins, cx):
         return (w.v if r.kind == "v" else w.a)[r.index:r.index + r.count]
 
     def run(w):
-        A, Bt = _matrix(rows(w, a), *fa, m), _matrix(rows(w, b), *fb, m)
-        prod = (A @ Bt.T).reshape(-1)
-        if c_reg is not None:
-            cv = np.zeros(m * m)
-            cv[dmap] = rows(w, c_reg).view(np.float32).astype(np.float64)
-        else:
-            cv = np.float64(np.uint32(c_const(w)).view(np.float32))
+        A, Bt = operand_matrix(rows(w, a), *fa, m), operand_matrix(rows(w, b), *fb, m)
+        if scales is not None:
+            scale_a, scale_b = scales(w)
+            A, Bt = A * scale_a, Bt * scale_b
+        with np.errstate(invalid="ignore", over="ignore"):             # NaN scales, inf products
+            prod = (A @ Bt.T).reshape(-1)
+            if c_reg is not None:
+                cv = np.zeros(m * m)
+                cv[dmap] = rows(w, c_reg).view(np.float32).astype(np.float64)
+            else:
+                cv = np.float64(np.uint32(c_const(w)).view(np.float32))
+            res = (prod + cv)[dmap].astype(np.float32)
         dst = w.v if d.kind == "v" else w.a
-        dst[d.index:d.index + items] = (prod + cv)[dmap].astype(np.float32).view(np.uint32)
+        dst[d.index:d.index + items] = res.view(np.uint32)
     run.lane_bound = True
     return run
 
 
-__all__ = ["codes", "k_index"]
+@handles(*_SHAPES)
+def _mfma_f8f6f4(ins, cx):
+    for mod, _ in ins.modifiers:
+        if mod not in ("cbsz", "blgp"):
+            raise Unsupported(f"modifier {mod}")
+    return f8f6f4_runner(ins, cx, _SHAPES[ins.opcode], *formats(ins))
+
+
+__all__ = ["codes", "f8f6f4_runner", "formats", "k_index", "operand_matrix"]

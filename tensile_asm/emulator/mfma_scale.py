@@ -3,11 +3,11 @@ D = (A * 2^(scaleA - 127)) x (B * 2^(scaleB - 127)) + C, one E8M0 scale per 32 c
 (column of B), OCP MX. Syntax (llvm-mc-22): ``D, A, B, C, scaleA, scaleB op_sel:[x,y] op_sel_hi:[x,y]
 cbsz:.. blgp:..``; objdump prints the ``v_mfma_ld_scale_b32`` prefix and the MFMA as this one line.
 
-* A/B/C/D and the cbsz/blgp formats: as the unscaled f8f6f4 MFMAs (mfma_f8f6f4.py, whose decoders this
-  module uses). With scales the k order of a lane's items shows even when A and B share a width: lane l
-  holds row ``l % M``, lane group g = l // M, item t at k = ``K/2*(t//16) + 16*g + t%16`` for FP8/BF8 and
-  ``32*g + t`` for FP4, at both shapes (the 16x16x128 FP8 order is not mfma_f8f6f4's ``32*g + t``: the
-  Triton 16x16x128 mxfp8 kernel gives the wrong product with it and the right one with this). BF8 has FP8's
+* A/B/C/D, the cbsz/blgp formats and the computation: the unscaled f8f6f4 MFMAs' (mfma_f8f6f4.py's
+  ``f8f6f4_runner``, given this module's scales). With scales the k order of a lane's items shows even when
+  A and B share a width: lane l holds row ``l % M``, lane group g = l // M, item t at k =
+  ``K/2*(t//16) + 16*g + t%16`` for FP8/BF8 and ``32*g + t`` for FP4, at both shapes (the Triton 16x16x128
+  mxfp8 kernel gives the wrong product with ``32*g + t`` for FP8 and the right one with this). BF8 has FP8's
   order (Triton mxbf8 kernels at both shapes, and BF8 with FP4 at 32x32x64). FP6/BF6 are refused: no source
   here pins their k order (Triton 3.9 has no e2m3/e3m2 dot_scaled for gfx950).
 * Scales: scaleA and scaleB are VGPRs; each lane gives one byte, byte ``op_sel[n] + 2*op_sel_hi[n]``
@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.mfma import output_map
-from tensile_asm.emulator.mfma_f8f6f4 import _FORMATS, _TABLES, codes
+from tensile_asm.emulator.mfma_f8f6f4 import f8f6f4_runner, formats
 from tensile_asm.emulator.program import Unsupported, handles
 from tensile_asm.isa.registers import Reg
 
@@ -41,23 +40,6 @@ def e8m0(scale_codes: np.ndarray) -> np.ndarray:
     """E8M0 scale codes -> float64 values (255 -> NaN)."""
     c = np.asarray(scale_codes, dtype=np.int64)
     return np.where(c == 255, np.nan, np.ldexp(1.0, c - 127))
-
-
-def k_order(bits: int, m: int) -> np.ndarray:
-    """k of item t held by lane l, as an array [32, 64] (8-bit or 4-bit items)."""
-    t, lane = np.meshgrid(np.arange(32), np.arange(64), indexing="ij")
-    g = lane // m
-    if bits == 8:
-        return 2048 // m // 2 * (t // 16) + 16 * g + t % 16
-    return 32 * g + t
-
-
-def operand_matrix(rows: np.ndarray, fmt: str, bits: int, m: int) -> np.ndarray:
-    """A operand registers [regs, 64] -> A[m][2048/m] (B registers -> B transposed)."""
-    out = np.empty((m, 2048 // m))
-    lane = np.broadcast_to(np.arange(64), (32, 64))
-    out[lane % m, k_order(bits, m)] = _TABLES[fmt][codes(rows, bits)]
-    return out
 
 
 def scale_bytes(op_sel: int, op_sel_hi: int) -> tuple[int, int]:
@@ -78,49 +60,19 @@ def _mfma_scale(ins, cx):
     for mod, _ in ins.modifiers:
         if mod not in _MODIFIERS:
             raise Unsupported(f"modifier {mod}")
-    fa, fb = (_FORMATS.get(ins.modifier(mod, 0) or 0) for mod in ("cbsz", "blgp"))
-    if fa is None or fb is None:
-        raise Unsupported("cbsz/blgp format codes above 4")
+    fa, fb = formats(ins)
     if 6 in (fa[1], fb[1]):
         raise Unsupported("FP6/BF6 operands of a scaled MFMA: their k order is not established here")
     if len(ins.operands) != 6:
         raise Unsupported("expected D, A, B, C, scaleA, scaleB")
-    d, a, b, c, sa, sb = ins.operands
-    items = m * m // 64
-    if not all(isinstance(x, Reg) and x.kind in "va" for x in (d, a, b)) or d.count != items:
-        raise Unsupported(f"operands must be VGPR/AGPR tuples (D of {items} registers)")
+    sa, sb = ins.operands[4:]
     if not all(isinstance(x, Reg) and x.kind == "v" and x.count == 1 for x in (sa, sb)):
         raise Unsupported("scale operands must be single VGPRs")
-    for op, (name, bits) in ((a, fa), (b, fb)):
-        if op.count != bits:
-            raise Unsupported(f"{op} does not hold 32 {name} values ({bits} registers)")
-    if cx.lanes != 64:
-        raise Unsupported("wave32")
     byte_a, byte_b = scale_bytes(ins.modifier("op_sel", 0) or 0, ins.modifier("op_sel_hi", 0) or 0)
-    dmap = output_map(m, m, 1, False)
-    c_reg = c if isinstance(c, Reg) else None
-    if c_reg is not None and (c_reg.kind not in "va" or c_reg.count != items):
-        raise Unsupported(f"C operand {c}")
-    c_const = None if c_reg is not None else cx.sread(c)
 
-    def rows(w, r):
-        return (w.v if r.kind == "v" else w.a)[r.index:r.index + r.count]
-
-    def run(w):
-        A = operand_matrix(rows(w, a), *fa, m) * block_scales(w.v[sa.index], byte_a, m, k)
-        Bt = operand_matrix(rows(w, b), *fb, m) * block_scales(w.v[sb.index], byte_b, m, k)
-        with np.errstate(invalid="ignore", over="ignore"):
-            prod = (A @ Bt.T).reshape(-1)
-            if c_reg is not None:
-                cv = np.zeros(m * m)
-                cv[dmap] = rows(w, c_reg).view(np.float32).astype(np.float64)
-            else:
-                cv = np.float64(np.uint32(c_const(w)).view(np.float32))
-            res = (prod + cv)[dmap].astype(np.float32)
-        dst = w.v if d.kind == "v" else w.a
-        dst[d.index:d.index + items] = res.view(np.uint32)
-    run.lane_bound = True
-    return run
+    def scales(w):
+        return block_scales(w.v[sa.index], byte_a, m, k), block_scales(w.v[sb.index], byte_b, m, k)
+    return f8f6f4_runner(ins, cx, m, fa, fb, scales)
 
 
-__all__ = ["block_scales", "e8m0", "k_order", "operand_matrix", "scale_bytes"]
+__all__ = ["block_scales", "e8m0", "scale_bytes"]
