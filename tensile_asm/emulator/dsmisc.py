@@ -25,6 +25,7 @@ from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.lds import byte_mask, sub_dword
 from tensile_asm.emulator.program import Unsupported, handles, reg_keys
 from tensile_asm.emulator.state import M0
+from tensile_asm.emulator.vmem16 import write_half
 from tensile_asm.isa.registers import Reg
 
 U32 = np.uint32
@@ -131,18 +132,12 @@ def _read8_d16_builder(signed, high):
         addr, offset, d, keys = cx.vread(vaddr), ins.modifier("offset", 0) or 0, dst.index, reg_keys(dst)
 
         def run(w):
-            byte, sel = _lane_bytes(w, addr, offset)
+            byte, _ = _lane_bytes(w, addr, offset)
             raw = w.group.lds.view(np.uint8)[byte]
             half = (raw.view(np.int8).astype(np.int16).view(np.uint16) if signed else raw).astype(U32)
             if cx.strict:
                 w.group.lds_tracker.read(w, byte >> 2, ins, byte_mask(byte, 1))
-            row = w.v[d]
-            old = row if sel is None else row[sel]
-            new = (old & U32(0xFFFF)) | (half << U32(16)) if high else (old & U32(0xFFFF0000)) | half
-            if sel is None:
-                row[...] = new
-            else:
-                row[sel] = new
+            write_half(w, d, half, high)
             if cx.strict:
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True

@@ -230,6 +230,24 @@ def _global_addresses(vaddr, saddr, offset, cx):
     return addresses_s
 
 
+def element_addresses(ins, cx, buffer, vaddr_index, size):
+    """fn(w) -> (byte address of one ``size``-byte element per active lane, in-range mask) for a buffer
+    instruction or a global/flat one whose vaddr is operand ``vaddr_index`` (loads 1, stores 0)."""
+    if buffer:
+        addresses = _buffer_addresses(ins, cx)
+        def at(w):
+            addr, ok, _ = addresses(w, 1, size)
+            return addr[0], ok[0]
+        return at
+    ops = ins.operands                     # load: vdst, vaddr[, saddr]; store: vaddr, vdata[, saddr]
+    saddr = ops[2] if len(ops) > 2 else None
+    addresses = _global_addresses(ops[vaddr_index], saddr, ins.modifier("offset", 0) or 0, cx)
+    def at_global(w):
+        addr = addresses(w, 1)[0]
+        return addr, np.ones(addr.shape, bool)
+    return at_global
+
+
 def _global_load_builder(ndw, small=None):
     def build(ins, cx):
         dst, vaddr = ins.operands[:2]

@@ -1,7 +1,7 @@
 """16-bit memory forms for HGEMM/BF16 kernels: ``buffer/global_load_short_d16`` (``_hi``) load into one
 half of a VGPR and keep the other; ``buffer/global_store_short_d16_hi`` store the high half;
-``ds_read_u16``/``ds_read_i16``/``ds_read_u16_d16``(``_hi``) and ``ds_write_b16``(``_d16_hi``);
-``buffer/global_atomic_add_f64``.
+``ds_read_u16``/``ds_read_i16``/``ds_read_u16_d16``(``_hi``) and ``ds_write_b16``(``_d16_hi``). (The fp64
+atomics are vatomic.py's.)
 
 Out-of-range buffer lanes follow vmem.py (loads give 0 in the loaded half, stores are dropped). LDS
 16-bit accesses are range-checked and recorded for the race checker by their dword.
@@ -13,9 +13,9 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import handles, reg_keys
 from tensile_asm.emulator.lds import byte_mask, sub_dword
-from tensile_asm.emulator.vmem import _active, _buffer_addresses, _global_addresses, _vm_issue
+from tensile_asm.emulator.vmem import _active, _vm_issue, element_addresses
 
 U16, U32, U64 = np.uint16, np.uint32, np.uint64
 
@@ -24,29 +24,28 @@ def _merge(old, new16, high):
     return (old & U32(0xFFFF)) | (new16 << U32(16)) if high else (old & U32(0xFFFF0000)) | new16
 
 
+def write_half(w, d0, half, high):
+    """Write the 16-bit values ``half`` (uint32, one per active lane) into the low or high half of
+    VGPR ``d0``, keeping the other half (the d16 loads of memory and LDS)."""
+    row = w.v[d0]
+    if w.exec_full:
+        row[...] = _merge(row, half, high)
+    else:
+        sel = w.exec_lanes
+        row[sel] = _merge(row[sel], half, high)
+
+
 def _d16_load_builder(kind, high):
     def build(ins, cx):
         dst = ins.operands[0]
-        addresses = _buffer_addresses(ins, cx) if kind == "buffer" else _global_addresses(
-            ins.operands[1], ins.operands[2] if len(ins.operands) > 2 else None, ins.modifier("offset", 0) or 0, cx)
-        d0 = dst.index
+        at, d0 = element_addresses(ins, cx, kind == "buffer", 1, 2), dst.index
         track = _vm_issue(cx, ins, reg_keys(dst))
         def run(w):
-            sel = None if w.exec_full else w.exec_lanes
-            if kind == "buffer":
-                addr, ok, _ = addresses(w, 1, 2)
-                addr, ok = addr[0], ok[0]
-            else:
-                addr = addresses(w, 1)[0]
-                ok = np.ones(addr.shape, bool)
+            addr, ok = at(w)
             vals = np.zeros(addr.shape, U32)
             if ok.any():
                 vals[ok] = w.group.memory.load_small(addr[ok].astype(U64), 2, False)
-            row = w.v[d0]
-            if sel is None:
-                row[...] = _merge(row, vals, high)
-            else:
-                row[sel] = _merge(row[sel], vals, high)
+            write_half(w, d0, vals, high)
             if track:
                 track(w)
         run.manages_defs = True
@@ -56,20 +55,12 @@ def _d16_load_builder(kind, high):
 
 def _store_hi_builder(kind):
     def build(ins, cx):
-        if kind == "buffer":
-            addresses, data = _buffer_addresses(ins, cx), ins.operands[0]
-        else:
-            data = ins.operands[1]
-            addresses = _global_addresses(ins.operands[0], ins.operands[2] if len(ins.operands) > 2 else None,
-                                          ins.modifier("offset", 0) or 0, cx)
+        data = ins.operands[0] if kind == "buffer" else ins.operands[1]
+        at = element_addresses(ins, cx, kind == "buffer", 0, 2)
         track = _vm_issue(cx, ins, ())
         def run(w):
             vals = _active(w, w.v[data.index]) >> U32(16)
-            if kind == "buffer":
-                addr, ok, _ = addresses(w, 1, 2)
-                addr, ok = addr[0], ok[0]
-            else:
-                addr, ok = addresses(w, 1)[0], np.ones(vals.shape, bool)
+            addr, ok = at(w)
             if ok.any():
                 w.group.memory.store_small(addr[ok].astype(U64), vals[ok], 2)
             if track:
@@ -112,13 +103,12 @@ def _ds_read16_builder(signed, d16, high):
                 vals = vals.astype(U16).view(np.int16).astype(np.int32).view(U32)
             if cx.strict:
                 w.group.lds_tracker.read(w, byte >> 2, ins, byte_mask(byte, 2))
-            row = w.v[d0]
-            old = row if sel is None else row[sel]
-            new = _merge(old, vals, high) if d16 else vals
-            if sel is None:
-                row[...] = new
+            if d16:
+                write_half(w, d0, vals, high)
+            elif sel is None:
+                w.v[d0] = vals
             else:
-                row[sel] = new
+                w.v[d0, sel] = vals
             if cx.strict:
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True
@@ -150,45 +140,3 @@ handles("ds_read_u16_d16")(_ds_read16_builder(False, True, False))
 handles("ds_read_u16_d16_hi")(_ds_read16_builder(False, True, True))
 handles("ds_write_b16")(_ds_write16_builder(False))
 handles("ds_write_b16_d16_hi")(_ds_write16_builder(True))
-
-
-# -- fp64 atomic add ----------------------------------------------------------------------------------
-
-def _add_f64(mem, addrs, data):
-    for a, off, sel in mem.locate_atomic(addrs, 8):
-        if (off & 7).any():
-            raise Fault("misaligned 64-bit atomic")
-        f64 = a.data[: a.data.size // 8 * 8].view(np.float64)
-        d = data if sel is None else data[sel]
-        np.add.at(f64, off >> 3, d)
-
-
-def _atomic_f64_builder(kind):
-    def build(ins, cx):
-        if ins.has_modifier("glc") or ins.has_modifier("sc0"):
-            raise Unsupported("returning fp64 atomics")
-        if kind == "buffer":
-            addresses, data = _buffer_addresses(ins, cx), ins.operands[0]
-        else:
-            data = ins.operands[1]
-            addresses = _global_addresses(ins.operands[0], ins.operands[2] if len(ins.operands) > 2 else None,
-                                          ins.modifier("offset", 0) or 0, cx)
-        track = _vm_issue(cx, ins, ())
-        def run(w):
-            lo, hi = _active(w, w.v[data.index]), _active(w, w.v[data.index + 1])
-            vals = (lo.astype(U64) | (hi.astype(U64) << U64(32))).view(np.float64)
-            if kind == "buffer":
-                addr, ok, _ = addresses(w, 1, 8)
-                addr, ok = addr[0], ok[0]
-            else:
-                addr, ok = addresses(w, 1)[0], np.ones(vals.shape, bool)
-            if ok.any():
-                _add_f64(w.group.memory, addr[ok].astype(U64), vals[ok])
-            if track:
-                track(w)
-        return run
-    return build
-
-
-handles("buffer_atomic_add_f64")(_atomic_f64_builder("buffer"))
-handles("global_atomic_add_f64")(_atomic_f64_builder("global"))

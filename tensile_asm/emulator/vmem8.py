@@ -10,48 +10,25 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.program import handles, reg_keys
-from tensile_asm.emulator.vmem import _active, _buffer_addresses, _global_addresses, _vm_issue
+from tensile_asm.emulator.vmem import _active, _vm_issue, element_addresses
+from tensile_asm.emulator.vmem16 import write_half
 
 U32, U64 = np.uint32, np.uint64
-
-
-def _addresser(ins, cx, buffer, vaddr_index):
-    """fn(w) -> (byte addresses of the active lanes, in-range mask)."""
-    if buffer:
-        addresses = _buffer_addresses(ins, cx)
-        def at(w):
-            addr, ok, _ = addresses(w, 1, 1)
-            return addr[0], ok[0]
-        return at
-    ops = ins.operands                     # load: vdst, vaddr[, saddr]; store: vaddr, vdata[, saddr]
-    saddr = ops[2] if len(ops) > 2 else None
-    addresses = _global_addresses(ops[vaddr_index], saddr, ins.modifier("offset", 0) or 0, cx)
-    def at_global(w):
-        addr = addresses(w, 1)[0]
-        return addr, np.ones(addr.shape, bool)
-    return at_global
 
 
 def _load_builder(buffer, signed, high):
     def build(ins, cx):
         dst = ins.operands[0]
-        at, d0 = _addresser(ins, cx, buffer, 1), dst.index
+        at, d0 = element_addresses(ins, cx, buffer, 1, 1), dst.index
         track = _vm_issue(cx, ins, reg_keys(dst))
 
         def run(w):
-            sel = None if w.exec_full else w.exec_lanes
             addr, ok = at(w)
             half = np.zeros(addr.shape, U32)
             if ok.any():
                 vals = w.group.memory.load_small(addr[ok].astype(U64), 1, signed)
                 half[ok] = vals & U32(0xFFFF)           # sign-extended to 32 bits: keep 16
-            row = w.v[d0]
-            old = row if sel is None else row[sel]
-            new = (old & U32(0xFFFF)) | (half << U32(16)) if high else (old & U32(0xFFFF0000)) | half
-            if sel is None:
-                row[...] = new
-            else:
-                row[sel] = new
+            write_half(w, d0, half, high)
             if track:
                 track(w)
         run.manages_defs = True
@@ -62,7 +39,7 @@ def _load_builder(buffer, signed, high):
 def _store_hi_builder(buffer):
     def build(ins, cx):
         data = ins.operands[0] if buffer else ins.operands[1]
-        at = _addresser(ins, cx, buffer, 0)
+        at = element_addresses(ins, cx, buffer, 0, 1)
         track = _vm_issue(cx, ins, ())
 
         def run(w):
