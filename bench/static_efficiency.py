@@ -7,7 +7,6 @@ isa/*.yaml; modelled, not measured), for the quality-bar kernel and every lite_c
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from pathlib import Path

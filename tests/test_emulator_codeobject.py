@@ -10,7 +10,7 @@ from tensile_asm.errors import ToolchainError, UserError
 from tensile_asm.toolchain_paths import find_llvm_tool
 
 from conftest import have_llvm
-from emulator_asm import _CACHE, assemble, build, kernel_source
+from emulator_asm import _CACHE, build, kernel_source
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 

@@ -8,7 +8,7 @@ from tensile_asm.emulator import Emulator
 from tensile_asm.errors import EmulationError
 
 from conftest import have_llvm
-from emulator_asm import build, kernel_source, assemble
+from emulator_asm import assemble, kernel_source
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="needs the LLVM AMDGPU toolchain")
 

@@ -26,7 +26,7 @@ def _permute(ins, cx):
         raise Unsupported("ds_(b)permute operands must be VGPRs")
     offset = ins.modifier("offset", 0) or 0
     gather = ins.opcode == "ds_bpermute_b32"
-    d, a, s = dst.index, addr.index, data.index
+    a, s = addr.index, data.index
     wr = cx.vwrite(dst)
     keys = reg_keys(dst)
     strict = cx.strict

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import Unsupported
 from tensile_asm.isa.registers import Reg
 
 _NAME = re.compile(r"^v_mfma_(f32|i32|f64)_(\d+)x(\d+)x(\d+)(?:_(\d+)b)?_?(xf32|f32|f16|bf16|i8|f64|"

@@ -15,7 +15,7 @@ import numpy as np
 from tensile_asm.errors import EmulationError
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.parser import UNPARSED
-from tensile_asm.isa.registers import Imm, Label, Reg, Special, float_bits
+from tensile_asm.isa.registers import Imm, Label, Reg, Special
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.state import AKEY, SPECIAL_INDEX, VKEY, lanes_of, mask_of
 

@@ -24,7 +24,6 @@ from tensile_asm.errors import UserError
 from tensile_asm.isa import mfma_passes
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction import Instruction
-from tensile_asm.isa.opcodes import op_info
 from tensile_asm.isa.registers import Reg, Special, VRegRef
 
 # Register keys (the emulator's numbering): SGPRs and specials by their encoding, VGPR i -> 256 + i,
