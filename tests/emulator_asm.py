@@ -94,23 +94,27 @@ def _run(cmd):
         raise AssertionError(f"{cmd[0]} failed:\n{proc.stderr}")
 
 
-# Lane-wise operation tests: rows 0-5 of ``in`` (64 dwords each) -> v2..v7, ``{op}``, v8/v9 -> rows 0-1 of ``out``.
-SIX_ROWS_IN_TWO_OUT = """
+def lane_op_kernel(stores: int = 2, settle: bool = False) -> str:
+    """A lane-wise operation test: rows 0-5 of ``in`` (64 dwords each) -> v2..v7, the ``{op}`` slot (for
+    ``str.format``), then v8 (and v9 when ``stores`` is 2) -> rows of ``out``. ``settle`` puts ``s_nop 1``
+    before and after the operation (wait states some gfx950 forms need)."""
+    loads = "\n".join(f"global_load_dword v{2 + r}, v1, s[4:5]" + (f" offset:{256 * r}" if r else "") for r in range(6))
+    nop = "s_nop 1\n" if settle else ""
+    outs = "\n".join(f"global_store_dword v1, v{8 + r}, s[6:7]" + (f" offset:{256 * r}" if r else "")
+                      for r in range(stores))
+    return f"""
 s_load_dwordx4 s[4:7], s[0:1], 0x0
 v_lshlrev_b32 v1, 2, v0
 s_waitcnt lgkmcnt(0)
-global_load_dword v2, v1, s[4:5]
-global_load_dword v3, v1, s[4:5] offset:256
-global_load_dword v4, v1, s[4:5] offset:512
-global_load_dword v5, v1, s[4:5] offset:768
-global_load_dword v6, v1, s[4:5] offset:1024
-global_load_dword v7, v1, s[4:5] offset:1280
+{loads}
 s_waitcnt vmcnt(0)
-{op}
-global_store_dword v1, v8, s[6:7]
-global_store_dword v1, v9, s[6:7] offset:256
+{nop}{{op}}
+{nop}{outs}
 s_endpgm
 """
+
+
+SIX_ROWS_IN_TWO_OUT = lane_op_kernel()
 
 
 def build(body: str, **kw) -> Path:

@@ -10,28 +10,11 @@ from tensile_asm.emulator import Emulator
 from tensile_asm.errors import EmulationError
 
 from conftest import have_llvm
-from emulator_asm import build
+from emulator_asm import build, lane_op_kernel
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 
-LOAD = """
-s_load_dwordx4 s[4:7], s[0:1], 0x0
-v_lshlrev_b32 v1, 2, v0
-s_waitcnt lgkmcnt(0)
-global_load_dword v2, v1, s[4:5]
-global_load_dword v3, v1, s[4:5] offset:256
-global_load_dword v4, v1, s[4:5] offset:512
-global_load_dword v5, v1, s[4:5] offset:768
-global_load_dword v6, v1, s[4:5] offset:1024
-global_load_dword v7, v1, s[4:5] offset:1280
-s_waitcnt vmcnt(0)
-s_nop 1
-{op}
-s_nop 1
-global_store_dword v1, v8, s[6:7]
-global_store_dword v1, v9, s[6:7] offset:256
-s_endpgm
-"""
+LOAD = lane_op_kernel(settle=True)
 
 SPECIAL_F32 = [0x7FC00001, 0xFFA00000, 0x7F800000, 0xFF800000, 0x00000001, 0x807FFFFF, 0x00000000, 0x80000000,
                0x3F808000, 0x3F818000, 0xBF808000, 0x3F808001, 0x7F7FFFFF, 0x7F7F7FFF, 0x477FF000, 0x477FEFFF,
