@@ -1,7 +1,9 @@
 """Strict mode's global-memory race check between workgroups (tensile_asm/emulator/global_races.py):
 hand-written kernels of 2-3 workgroups that store, load and atomically update overlapping or
 disjoint ranges. Races must be reported (naming the instruction, both workgroups, the byte and the
-buffer); disjoint ranges, atomics and non-strict runs must not."""
+buffer); disjoint ranges, atomics, the compare-and-swap retry loop clang emits for float atomics
+(a plain or scalar load of the address, then global_atomic_cmpswap) and non-strict runs must not.
+Next to each accepted idiom stands the race it must still catch."""
 
 import numpy as np
 import pytest
@@ -163,3 +165,134 @@ buffer_store_dword v2, v1, s[12:15], 0 offen offset:8"""
     with pytest.raises(EmulationError) as e:
         _run(body)
     assert "buffer_store_dword" in str(e.value) and "'out' + 0x8" in str(e.value)
+
+
+# -- the compare-and-swap retry loop (clang's float atomicAdd/atomicMax; hip_atomic_* fixtures) -------------
+def _cas_add(guess: str) -> str:
+    """out[v3] += v2 by clang's loop: ``guess`` loads the address into v4 (a plain or scalar load), then
+    global_atomic_cmpswap (new, expected) retries with the value it returns until a lane's swap took."""
+    return guess + """
+s_mov_b64 s[10:11], 0
+.Lretry:
+v_add_u32 v6, v4, v2
+v_mov_b32 v7, v4
+global_atomic_cmpswap v4, v3, v[6:7], s[6:7] glc
+s_waitcnt vmcnt(0)
+v_cmp_eq_u32 vcc, v4, v7
+s_or_b64 s[10:11], vcc, s[10:11]
+s_andn2_b64 exec, exec, s[10:11]
+s_cbranch_execnz .Lretry
+s_or_b64 exec, exec, s[10:11]"""
+
+
+VECTOR_GUESS = "v_mov_b32 v3, v1\nglobal_load_dword v4, v3, s[6:7]\ns_waitcnt vmcnt(0)"       # out[lane]
+SCALAR_GUESS = "v_mov_b32 v3, 0\ns_load_dword s12, s[6:7], 0x0\ns_waitcnt lgkmcnt(0)\nv_mov_b32 v4, s12"  # out[0]
+
+
+def _sum(x):
+    """0xDEADBEEF + the sum of every workgroup's x + g, in uint32 arithmetic."""
+    return (0xDEADBEEF + sum(int(v) + g for g in range(GROUPS) for v in x)) & 0xFFFFFFFF
+
+
+def test_cas_loop_after_a_plain_load_of_the_address_is_fine():
+    x, out = _run(_cas_add(VECTOR_GUESS), out_words=64)                 # every workgroup adds x + g to out[lane]
+    assert np.array_equal(out, x * np.uint32(GROUPS) + np.uint32(0xDEADBEEF + sum(range(GROUPS))))
+
+
+def test_cas_loop_after_a_scalar_load_of_the_address_is_fine():
+    # every lane of every workgroup adds into out[0]: the scalar guess is stale for all but one lane a round
+    x, out = _run(_cas_add(SCALAR_GUESS), out_words=64)
+    assert out[0] == _sum(x) and np.all(out[1:] == 0xDEADBEEF)
+
+
+def _first_group_stores(then: str) -> str:
+    """Workgroup 0 stores x + g to out[lane] plainly; the others run ``then``."""
+    return f"""s_cmp_eq_u32 s2, 0
+s_cbranch_scc0 .Lothers
+global_store_dword v1, v2, s[6:7]
+s_waitcnt vmcnt(0)
+s_branch .Ldone
+.Lothers:
+{then}
+.Ldone:"""
+
+
+@pytest.mark.parametrize("guess,op", [(VECTOR_GUESS, "global_load_dword v4"), (SCALAR_GUESS, "s_load_dword s12")],
+                         ids=["vector", "scalar"])
+def test_cas_loop_on_a_dword_another_workgroup_stored_plainly_is_reported(guess, op):
+    with pytest.raises(EmulationError) as e:
+        _run(_first_group_stores(_cas_add(guess)), out_words=64)
+    msg = str(e.value)
+    assert op in msg and "workgroup (1, 0, 0) loads the dword" in msg
+    assert "which workgroup (0, 0, 0) stored to earlier" in msg and "'out' + 0x0" in msg
+
+
+def test_a_plain_store_after_cas_loops_of_other_workgroups_is_reported():
+    body = f"""s_cmp_lt_u32 s2, 2
+s_cbranch_scc0 .Lplain
+{_cas_add(VECTOR_GUESS)}
+s_branch .Ldone
+.Lplain:
+global_store_dword v1, v2, s[6:7]
+.Ldone:
+s_waitcnt vmcnt(0)"""
+    with pytest.raises(EmulationError) as e:
+        _run(body, out_words=64)
+    msg = str(e.value)
+    assert "global_store_dword" in msg and "workgroup (2, 0, 0) stores to the dword" in msg
+    assert "several other workgroups atomically updated" in msg
+
+
+def test_a_scalar_load_of_a_dword_another_workgroup_stored_is_reported():
+    body = _first_group_stores("s_load_dword s12, s[6:7], 0x8\ns_waitcnt lgkmcnt(0)")
+    with pytest.raises(EmulationError) as e:
+        _run(body, out_words=64)
+    assert "s_load_dword" in str(e.value) and "loads the dword" in str(e.value) and "'out' + 0x8" in str(e.value)
+
+
+def _groups_split(first: str, others: str) -> str:
+    return f"""s_cmp_eq_u32 s2, 0
+s_cbranch_scc0 .Lothers
+{first}
+s_branch .Ldone
+.Lothers:
+{others}
+.Ldone:
+s_waitcnt vmcnt(0)"""
+
+
+ATOMIC_ADD = "global_atomic_add v1, v2, s[6:7]"
+
+
+@pytest.mark.parametrize("load", ["global_load_dword v7, v1, s[6:7]", "global_load_ubyte v7, v1, s[6:7] offset:3",
+                                  "global_load_ushort v7, v1, s[6:7] offset:2"], ids=["dword", "byte", "short"])
+def test_aligned_loads_and_atomics_of_other_workgroups_are_fine_either_way(load):
+    """A naturally aligned load is single-copy atomic: before or after another workgroup's atomics."""
+    x, out = _run(_groups_split(ATOMIC_ADD, load), out_words=64)          # workgroup 0 adds x, 1 and 2 load
+    assert np.array_equal(out, x + np.uint32(0xDEADBEEF))
+    x, out = _run(_groups_split(load, ATOMIC_ADD), out_words=64)          # 0 loads, 1 and 2 add x + 1, x + 2
+    assert np.array_equal(out, x * np.uint32(2) + np.uint32(0xDEADBEEF + 3))
+
+
+@pytest.mark.parametrize("load", ["global_load_dword v7, v1, s[6:7] offset:2",
+                                  "global_load_ushort v7, v1, s[6:7] offset:1"], ids=["dword", "short"])
+def test_a_misaligned_load_and_atomics_of_another_workgroup_are_reported_either_way(load):
+    """A misaligned load may combine bytes of two updates: not an atomic load, a race with atomics."""
+    with pytest.raises(EmulationError) as e:
+        _run(_groups_split(ATOMIC_ADD, load), out_words=65)
+    msg = str(e.value)
+    assert load.split(",")[0] in msg and "loads (misaligned, so not single-copy atomic)" in msg
+    assert "which workgroup (0, 0, 0) atomically updated" in msg
+    with pytest.raises(EmulationError) as e:
+        _run(_groups_split(load, ATOMIC_ADD), out_words=65)
+    msg = str(e.value)
+    assert "global_atomic_add" in msg and "workgroup (1, 0, 0) atomically updates" in msg
+    assert "workgroup (0, 0, 0) loaded with a misaligned load" in msg
+
+
+def test_a_byte_store_into_a_dword_other_workgroups_update_atomically_is_reported():
+    with pytest.raises(EmulationError) as e:
+        _run(_groups_split(ATOMIC_ADD, "global_store_byte v1, v2, s[6:7] offset:1"), out_words=64)
+    msg = str(e.value)
+    assert "global_store_byte" in msg and "stores to the byte" in msg and "'out' + 0x1" in msg
+    assert "workgroup (0, 0, 0) atomically updated" in msg

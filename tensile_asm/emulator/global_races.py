@@ -7,17 +7,43 @@ sees any sub-dword access, so neighbouring workgroups may legally share a dword 
 
 * ``owner``: the workgroup whose plain store wrote the cell (>= 0), ``-2 - wg`` for an atomic by one
   workgroup, ``SEVERAL`` for atomics by more than one, -1 untouched;
-* ``reader``: the latest earlier workgroup that loaded the cell (-1 none). A workgroup's loads are
-  only logged while it runs and folded in when it ends, so during its run ``reader`` names other
+* ``reader``: the latest earlier workgroup that loaded the cell (-1 none); ``misread``: the same for
+  loads that are not naturally aligned (rare; the array exists once one happens). A workgroup's loads
+  are only logged while it runs and folded in when it ends, so during its run they name other
   workgroups only.
 
 Reported (as a ``Fault``; the wave loop names the instruction): a plain store to a cell another
-workgroup stored to or atomically updated (write-write), or loaded (write-after-read); a plain load
-of a cell another workgroup stored to or atomically updated (read-after-write: on hardware the reader
-may run first); an atomic on a cell another workgroup stored to plainly or loaded. Atomics among
+workgroup stored to or atomically updated (write-write), or loaded (write-after-read); a plain load of
+a cell another workgroup stored to (read-after-write: on hardware the reader may run first); an atomic
+on a cell another workgroup stored to; and, between loads and atomics, only a load that is not
+naturally aligned, before or after another workgroup's atomic on a cell it covers. Atomics among
 themselves are the legitimate way and are not reported; accesses within one workgroup are the LDS
-and waitcnt checks' business, not this one's. Arrays are created on first need, so loads of buffers
-nobody stores to cost a list append.
+and waitcnt checks' business, not this one's.
+
+The rule: a cell's writers decide what it is. A cell other workgroups write only through atomic
+read-modify-writes is an atomic object, and a naturally aligned load of it (vector or scalar) is an
+atomic load, not a race: on AMDGPU an aligned load is single-copy atomic and IS the relaxed atomic
+load at ISA level (LLVM AMDGPUUsage, "Memory Model GFX90A"/"GFX942": ``load atomic monotonic`` of
+global memory is a plain ``buffer/global/flat_load``, glc/sc bits only setting the scope), so it reads
+a value of the cell's modification order. That is how the loop clang emits for a float
+``atomicAdd``/``atomicMax`` without a native instruction starts (AtomicExpand's ``atomicrmw`` ->
+``cmpxchg`` expansion; HIP's float ``atomicMax``): a ``global_load_dword`` of the address -- an
+``s_load_dword`` where it is wave-uniform and nothing in the kernel stores before it -- then a
+``global_atomic_cmpswap`` retry loop (tests/data/fixtures/hip_atomic_*). The loaded value is only the
+loop's first guess: the cmpswap compares it with the cell's current value and returns that value for
+the next try, so even a stale one -- what the scalar cache may hold, as it is not coherent with other
+CUs' atomics -- costs an iteration, never a wrong result (LLVM's own model lets its non-atomic load
+race: a racing load returns ``undef``, not undefined behaviour, llvm/docs/Atomics.rst "NotAtomic";
+the cmpxchg validates it). Which value an atomic load sees depends on the workgroups' order, as an
+atomic's returned value does; the checker cannot see how the value is used and accepts it.
+A cell some workgroup stores to plainly is an ordinary object (a relaxed atomic store would be the
+same instruction, but a kernel's plain stores are its outputs, and a flag another workgroup polls
+cannot run on an emulator that runs workgroups one after another anyway): every access of another
+workgroup to it -- store, load, atomic -- is a race, as the value left or read depends on the order.
+A misaligned load is not single-copy atomic (it may combine bytes of two updates, a value in no
+modification order), so it races with atomics too.
+
+Arrays are created on first need, so loads of buffers nobody stores to cost a list append.
 """
 
 from __future__ import annotations
@@ -34,14 +60,16 @@ FIX = "use an atomic, or make each workgroup write its own range"
 class _Cells:
     """The race state of one allocation."""
 
-    __slots__ = ("gran", "owner", "reader", "reads4", "reads")
+    __slots__ = ("gran", "owner", "reader", "misread", "reads4", "reads", "misreads")
 
     def __init__(self):
         self.gran = 4                     # bytes per cell: 4, or 1 after a sub-dword access
         self.owner = None
         self.reader = None
+        self.misread = None
         self.reads4 = []                  # this workgroup's dword loads: byte offsets
         self.reads = []                   # its other loads: (byte offsets, bytes each)
+        self.misreads = []                # its loads that are not naturally aligned: (byte offsets, bytes each)
 
     def cells(self, a, off, nbytes) -> np.ndarray:
         """The cell indices an access of ``nbytes`` at each byte offset touches (repeats are harmless)."""
@@ -55,10 +83,10 @@ class _Cells:
 
     def to_bytes(self, a) -> None:
         n = len(a.data)
-        if self.owner is not None:
-            self.owner = np.repeat(self.owner, 4)[:n]
-        if self.reader is not None:
-            self.reader = np.repeat(self.reader, 4)[:n]
+        for name in ("owner", "reader", "misread"):
+            x = getattr(self, name)
+            if x is not None:
+                setattr(self, name, np.repeat(x, 4)[:n])
         self.gran = 1
 
     def array(self, a, name) -> np.ndarray:
@@ -90,7 +118,9 @@ class GlobalRaces:
             parts = [st.cells(a, np.concatenate([o.ravel() for o in st.reads4]), 4)] if st.reads4 else []
             parts += [st.cells(a, off, n) for off, n in st.reads]
             st.array(a, "reader")[np.concatenate(parts)] = me
-            st.reads4, st.reads = [], []
+            if st.misreads:
+                st.array(a, "misread")[np.concatenate([st.cells(a, off, n) for off, n in st.misreads])] = me
+            st.reads4, st.reads, st.misreads = [], [], []
         self.read_log = []
         self.current = -1
 
@@ -102,22 +132,35 @@ class GlobalRaces:
 
     # -- accesses ------------------------------------------------------------------------------------
     def load(self, a, off, nbytes) -> None:
+        """A plain load of ``nbytes`` (1, 2 or 4; wider loads come dword by dword) at each byte offset."""
         st = self._cells(a)
         if nbytes < 4 and st.gran == 4:
             st.to_bytes(a)
+        mis = None                                              # lanes whose load is not naturally aligned
+        if nbytes > 1:
+            low = off & (nbytes - 1)
+            if low.any():
+                mis = low != 0
         if st.owner is not None:
             cells = st.cells(a, off, nbytes)
             prev = st.owner[cells]
             me = self.current
-            bad = (prev != UNTOUCHED) & (prev != me) & (prev != -2 - me)
+            bad = (prev >= 0) & (prev != me)                    # another workgroup's plain store
+            if mis is not None:                                 # not single-copy atomic: atomics count too
+                torn = np.repeat(mis.ravel(), len(cells) // mis.size)
+                bad |= torn & (prev <= -2) & (prev != -2 - me)
             if bad.any():
-                self._report(a, st, cells, prev, bad, "loads", "stored to")
-        if not st.reads4 and not st.reads:
+                self._report(a, st, cells, prev, bad, "loads" if mis is None else
+                             "loads (misaligned, so not single-copy atomic)",
+                             "stored to")
+        if not st.reads4 and not st.reads and not st.misreads:
             self.read_log.append((a, st))
         if nbytes == 4:
             st.reads4.append(off)
         else:
             st.reads.append((off, nbytes))
+        if mis is not None:
+            st.misreads.append((off[mis], nbytes))
 
     def store(self, a, off, nbytes) -> None:
         st = self._cells(a)
@@ -140,7 +183,12 @@ class GlobalRaces:
         bad = (prev >= 0) & (prev != me)
         if bad.any():
             self._report(a, st, cells, prev, bad, "atomically updates", "stored to (without an atomic)")
-        self._check_readers(a, st, cells, "atomically updates")
+        if st.misread is not None:                              # aligned loads are atomic loads: fine
+            loaded = st.misread[cells]
+            torn = loaded != UNTOUCHED
+            if torn.any():
+                self._report(a, st, cells, loaded, torn, "atomically updates",
+                             "loaded with a misaligned load (not single-copy atomic)")
         mine = (prev == UNTOUCHED) | (prev == me) | (prev == -2 - me)
         owner[cells] = np.where(mine, np.int32(-2 - me), np.int32(SEVERAL))
 
