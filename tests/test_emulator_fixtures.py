@@ -156,3 +156,27 @@ def test_gfx950_gemm_fixtures_use_the_transpose_loads():
         co = read_code_object(FIXTURES / f"triton_gfx950_matmul_{name}.hsaco")
         kernel = "matmul_at_kernel" if name.startswith("at_") else "matmul_kernel"
         assert op in {i.opcode for i in kernel_instructions(co, kernel)}, name
+
+
+@pytest.mark.parametrize("name,load", [("atomic_add_f32", "global_load_dword"), ("atomic_max_f32", "global_load_dword"),
+                                       ("atomic_add_uniform", "s_load_dword")])
+def test_atomic_fixtures_are_cmpswap_retry_loops(name, load):
+    """The hip_atomic_* fixtures are there for the loop clang emits for a float atomicAdd/atomicMax
+    without a native instruction: a plain load of the address (an s_load_dword where the address is
+    wave-uniform), then a global_atomic_cmpswap that a branch repeats while a lane's compare failed.
+    Strict mode's global race check must accept it (global_races.py), which proves nothing if clang
+    emitted a native global_atomic_add_f32 instead (it does with -munsafe-fp-atomics)."""
+    from tensile_asm.codeobject import kernel_instructions, read_code_object
+    from tensile_asm.isa.registers import Label
+
+    found = kernel_instructions(read_code_object(FIXTURES / f"hip_{name}.co"), name)
+    atomics = {i.opcode for i in found if "atomic" in i.opcode}
+    assert atomics == {"global_atomic_cmpswap"}, atomics
+    cas = next(i for i in found if i.opcode == "global_atomic_cmpswap")
+    at = cas.address
+    assert any(i.opcode.startswith("s_cbranch") and i.address > at and isinstance(i.operands[0], Label)
+               and i.operands[0].address <= at for i in found), "no branch back to the cmpswap"
+    # the load of the cmpswap's address: the same vaddr and saddr; for s_load, the same base SGPRs
+    same = (lambda i: i.operands[1:3] == (cas.operands[1], cas.operands[3])) if load.startswith("global") else \
+        (lambda i: i.operands[1] == cas.operands[3])
+    assert any(i.opcode == load and i.address < at and same(i) for i in found), f"no {load} of the cmpswap's address"

@@ -113,6 +113,26 @@ HIP = {
                       0, 0),
                 check("hs", "(x[:, 1].astype(np.float64) + x[:, 0]).astype(np.float16)", 0, 0),
                 check("fs", "(x[:, 1].astype(np.float64) * 3).astype(np.float16).astype(np.float32)", 0, 0)]),
+    # float atomics across workgroups, which clang compiles to a load of the address and a
+    # global_atomic_cmpswap retry loop (no -munsafe-fp-atomics: no native global_atomic_add_f32). The
+    # accumulators start at random values; a sum's rounding depends on the order the atomics land in, so
+    # atol bounds it (200 terms, partial sums below 25: 200 * 25 * 2**-24 = 3e-4) while a lost update
+    # (|x| >= 1e-3, never zero) still fails; the max is exact
+    "hip_atomic_add_f32": dict(
+        grid=[6, 1, 1], block=[64, 1, 1],
+        args=[arr("x", "float32", [997]), arr("sums", "float32", [5]), scalar("n", "int32", 997),
+              scalar("nsums", "int32", 5)],
+        checks=[check("sums", "sums + np.bincount(np.arange(997) % 5, weights=x.astype(np.float64), minlength=5)",
+                      0, 3e-4)]),
+    "hip_atomic_max_f32": dict(
+        grid=[5, 1, 1], block=[64, 1, 1],
+        args=[arr("x", "float32", [300]), arr("mx", "float32", [1]), scalar("n", "int32", 300)],
+        checks=[check("mx", "np.maximum(mx, x.max())", 0, 0)]),
+    "hip_atomic_add_uniform": dict(          # the address is wave-uniform: the load is s_load_dword
+        grid=[7, 1, 1], block=[128, 1, 1],
+        args=[arr("x", "float32", [850]), arr("total", "float32", [2]), scalar("n", "int32", 850)],
+        checks=[check("total", "total + np.bincount(np.arange(850) // 128 % 2, weights=x.astype(np.float64), "
+                               "minlength=2)", 0, 3e-4)]),
 }
 
 
