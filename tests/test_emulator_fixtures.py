@@ -180,3 +180,23 @@ def test_atomic_fixtures_are_cmpswap_retry_loops(name, load):
     same = (lambda i: i.operands[1:3] == (cas.operands[1], cas.operands[3])) if load.startswith("global") else \
         (lambda i: i.operands[1] == cas.operands[3])
     assert any(i.opcode == load and i.address < at and same(i) for i in found), f"no {load} of the cmpswap's address"
+
+
+@pytest.mark.parametrize("name", ["hip_atomic_add_f32", "hip_atomic_max_f32", "hip_atomic_add_uniform"])
+def test_atomic_fixtures_load_what_other_workgroups_updated_atomically(name, monkeypatch):
+    """They pass strict mode by the race check's rule (an aligned load of a cell other workgroups write
+    only with atomics is an atomic load), not because no load meets another workgroup's atomic."""
+    from tensile_asm.emulator.global_races import GlobalRaces
+
+    met, load = [], GlobalRaces.load
+
+    def spy(self, a, off, nbytes):
+        st = self.state.get(id(a))
+        if st is not None and st.owner is not None:
+            prev = st.owner[st.cells(a, off, nbytes)]
+            met.append(bool(((prev <= -2) & (prev != -2 - self.current)).any()))
+        load(self, a, off, nbytes)
+
+    monkeypatch.setattr(GlobalRaces, "load", spy)
+    run_fixture(json.loads((FIXTURES / f"{name}.json").read_text()))
+    assert any(met)
