@@ -60,7 +60,7 @@ FIX = "use an atomic, or make each workgroup write its own range"
 class _Cells:
     """The race state of one allocation."""
 
-    __slots__ = ("gran", "owner", "reader", "misread", "reads4", "reads", "misreads")
+    __slots__ = ("gran", "owner", "reader", "misread", "reads4", "reads")
 
     def __init__(self):
         self.gran = 4                     # bytes per cell: 4, or 1 after a sub-dword access
@@ -69,7 +69,6 @@ class _Cells:
         self.misread = None
         self.reads4 = []                  # this workgroup's dword loads: byte offsets
         self.reads = []                   # its other loads: (byte offsets, bytes each)
-        self.misreads = []                # its loads that are not naturally aligned: (byte offsets, bytes each)
 
     def cells(self, a, off, nbytes) -> np.ndarray:
         """The cell indices an access of ``nbytes`` at each byte offset touches (repeats are harmless)."""
@@ -112,15 +111,23 @@ class GlobalRaces:
         self.current = len(self.groups) - 1
 
     def end(self) -> None:
-        """Fold the finished workgroup's loads into ``reader``."""
+        """Fold the finished workgroup's loads into ``reader``, the misaligned ones also into ``misread``."""
         me = self.current
         for a, st in self.read_log:
-            parts = [st.cells(a, np.concatenate([o.ravel() for o in st.reads4]), 4)] if st.reads4 else []
-            parts += [st.cells(a, off, n) for off, n in st.reads]
+            parts, torn = [], []
+            if st.reads4:
+                off = np.concatenate([o.ravel() for o in st.reads4])
+                parts.append(st.cells(a, off, 4))
+                torn.append((off[(off & 3) != 0], 4))
+            for off, n in st.reads:
+                parts.append(st.cells(a, off, n))
+                if n == 2:
+                    torn.append((off[(off & 1) != 0], 2))
             st.array(a, "reader")[np.concatenate(parts)] = me
-            if st.misreads:
-                st.array(a, "misread")[np.concatenate([st.cells(a, off, n) for off, n in st.misreads])] = me
-            st.reads4, st.reads, st.misreads = [], [], []
+            torn = [st.cells(a, off, n) for off, n in torn if off.size]
+            if torn:
+                st.array(a, "misread")[np.concatenate(torn)] = me
+            st.reads4, st.reads = [], []
         self.read_log = []
         self.current = -1
 
@@ -136,31 +143,29 @@ class GlobalRaces:
         st = self._cells(a)
         if nbytes < 4 and st.gran == 4:
             st.to_bytes(a)
-        mis = None                                              # lanes whose load is not naturally aligned
-        if nbytes > 1:
-            low = off & (nbytes - 1)
-            if low.any():
-                mis = low != 0
         if st.owner is not None:
             cells = st.cells(a, off, nbytes)
             prev = st.owner[cells]
             me = self.current
-            bad = (prev >= 0) & (prev != me)                    # another workgroup's plain store
-            if mis is not None:                                 # not single-copy atomic: atomics count too
-                torn = np.repeat(mis.ravel(), len(cells) // mis.size)
-                bad |= torn & (prev <= -2) & (prev != -2 - me)
-            if bad.any():
-                self._report(a, st, cells, prev, bad, "loads" if mis is None else
-                             "loads (misaligned, so not single-copy atomic)",
-                             "stored to")
-        if not st.reads4 and not st.reads and not st.misreads:
+            other = (prev != UNTOUCHED) & (prev != me) & (prev != -2 - me)
+            if other.any():
+                self._check_load(a, st, off, nbytes, cells, prev, other)
+        if not st.reads4 and not st.reads:
             self.read_log.append((a, st))
         if nbytes == 4:
             st.reads4.append(off)
         else:
             st.reads.append((off, nbytes))
-        if mis is not None:
-            st.misreads.append((off[mis], nbytes))
+
+    def _check_load(self, a, st, off, nbytes, cells, prev, other) -> None:
+        """The cells in ``other`` another workgroup stored to or updated atomically: a race unless only
+        atomically and this lane's load is naturally aligned (an atomic load; the module docstring)."""
+        misaligned = np.repeat(((off & (nbytes - 1)) != 0).ravel(), len(cells) // off.size)
+        bad = other & ((prev >= 0) | misaligned)
+        if bad.any():
+            atomic = prev[np.argmax(bad)] <= -2                 # the cell reported
+            verb = "loads (misaligned, so not single-copy atomic)" if atomic else "loads"
+            self._report(a, st, cells, prev, bad, verb, "stored to")
 
     def store(self, a, off, nbytes) -> None:
         st = self._cells(a)
