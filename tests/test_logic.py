@@ -132,7 +132,10 @@ def test_dict_form(tmp_path):
 
 @needs_shared
 def test_find_logic_files_by_schedule_alias(tmp_path):
-    names = lambda arch: sorted(p.name for p in find_logic_files(LOGIC, arch))  # noqa: E731
+    # lite_configs and rocblas/ exactly; rocblas-asm_full/ by the rule (its schedule folder and the hip_
+    # fallback files, for every architecture), since that folder is rocBLAS's production set
+    def names(arch, folders=("lite_configs", "rocblas")):
+        return sorted(p.name for p in find_logic_files(LOGIC, arch) if p.relative_to(LOGIC).parts[0] in folders)
     assert names("gfx90a") == sorted(["aldebaran_Cijk_Ailk_Bjlk_SB.yaml", "aldebaran_Cijk_Ailk_Bljk_SB.yaml",
                                       "aldebaran_Cijk_Alik_Bjlk_SB.yaml", "aldebaran_Cijk_Alik_Bljk_SB.yaml",
                                       "aldebaran_Cijk_Ailk_Bljk_SBIIc.yaml",
@@ -140,6 +143,12 @@ def test_find_logic_files_by_schedule_alias(tmp_path):
     assert len(names("gfx942")) == 4 and all(n.startswith("aquavanjaram942_") for n in names("gfx942"))
     assert all(n.startswith("vega10_") for n in names("gfx900")) and all(n.startswith("vega20") for n in names("gfx906"))
     assert len(names("gfx908")) == 4 and all(n.startswith("arcturus_") for n in names("gfx908"))
+    full = LOGIC / "rocblas-asm_full"
+    if full.is_dir():
+        for arch, schedule in (("gfx90a", "aldebaran"), ("gfx942", "aquavanjaram942"), ("gfx906", "vega20")):
+            got = [p.relative_to(full) for p in find_logic_files(full, arch)]
+            want = sorted((full / schedule).glob("*.yaml")) + sorted((full / "hip").glob("hip_*.yaml"))
+            assert sorted(got) == sorted(p.relative_to(full) for p in want) and len(got) > 50
     (tmp_path / "experimental").mkdir()
     (tmp_path / "experimental" / "aldebaran_x.yaml").write_text("[]")
     (tmp_path / "aldebaran_y.yml").write_text("[]")
