@@ -1,0 +1,140 @@
+"""Instructions for one architecture, checked when they are created.
+
+``InstructionSet(arch).inst(opcode, *operands)`` builds an ``Instruction`` only if ``opcode`` is in
+``isa/instructions/<arch>.txt`` (what LLVM knows for that target) and its operands match the row of
+``operand_table`` in count, kind and register count; otherwise it raises ``InstructionError`` naming
+the opcode, the architecture and the operand. ``waitcnt`` checks each count against the arch's
+counter limits. The writer and the passes create instructions only through an ``InstructionSet``;
+the plain ``instruction.inst`` stays for text that LLVM already checked (the asm parser's input).
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from typing import Iterable
+
+from tensile_asm.isa.arch import Arch
+from tensile_asm.isa.instruction import Instruction, inst, waitcnt
+from tensile_asm.isa.instruction_lists import LISTED_ARCHES, load_instructions
+from tensile_asm.isa.opcodes import op_info, strip_encoding_suffix
+from tensile_asm.isa.operand_table import OperandSpec, signature
+from tensile_asm.isa.registers import SPECIAL_WIDTH, Imm, Label, Reg, Special, VRegRef
+
+KIND_NAMES = {"v": "VGPR", "a": "AGPR", "s": "SGPR", "i": "constant", "l": "label", "o": "off"}
+
+
+class InstructionError(ValueError):
+    """An instruction the architecture does not have, or operands its encoding cannot take."""
+
+
+@lru_cache(maxsize=None)
+def _listed(arch_name: str) -> dict[str, str]:
+    return load_instructions(arch_name)
+
+
+def _mnemonics(arch_name: str) -> set[str]:
+    return {strip_encoding_suffix(n) for n in _listed(arch_name)}
+
+
+class InstructionSet:
+    """The instructions of ``arch``: a factory that checks what it creates."""
+
+    def __init__(self, arch: Arch):
+        self.arch = arch
+
+    def encoding(self, opcode: str) -> str | None:
+        """The listed encoding of ``opcode`` (without a suffix: of its 32-bit form if it has one)."""
+        return _row(self.arch.name, opcode)[0]
+
+    def inst(self, opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Instruction:
+        ins = inst(opcode, *operands, mods=mods, comment=comment)
+        self.check(ins)
+        return ins
+
+    def waitcnt(self, vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
+                comment: str = "") -> Instruction:
+        for name, value in (("vmcnt", vmcnt), ("lgkmcnt", lgkmcnt), ("expcnt", expcnt)):
+            limit = self.arch.memory[f"max_{name}"]
+            if value is not None and not 0 <= value <= limit:
+                raise InstructionError(f"s_waitcnt {name}({value}) on {self.arch.name}: the count must be 0..{limit}")
+        return waitcnt(vmcnt=vmcnt, lgkmcnt=lgkmcnt, expcnt=expcnt, comment=comment)
+
+    def check(self, ins: Instruction) -> None:
+        opcode = ins.opcode
+        encoding, specs = _row(self.arch.name, opcode)
+        if encoding is None:
+            raise InstructionError(self._unknown(opcode))
+        where = f"{opcode} on {self.arch.name}"
+        if specs is None:
+            raise InstructionError(f"{where}: no operand row for it in tensile_asm/isa/operand_table.py; add one")
+        if opcode.startswith(("global_atomic", "flat_atomic")) and ins.info.num_defs == 1:
+            specs = (specs[1],) + specs         # glc/sc0: the atomic returns the old value first
+        if len(ins.operands) != len(specs):
+            raise InstructionError(f"{where} takes {len(specs)} operands ({' '.join(map(str, specs)) or 'none'}), "
+                                   f"given {len(ins.operands)}: {', '.join(map(str, ins.operands))}")
+        for i, (operand, spec) in enumerate(zip(ins.operands, specs)):
+            if not fits(operand, spec):
+                raise InstructionError(f"{where}: operand {i} must be {describe_spec(spec)}, given {describe(operand)}")
+
+    def _unknown(self, opcode: str) -> str:
+        text = f"{opcode} is not an instruction of {self.arch.name} (isa/instructions/{self.arch.name}.txt)"
+        elsewhere = [a for a in LISTED_ARCHES if a != self.arch.name and opcode in _mnemonics(a) | set(_listed(a))]
+        if elsewhere:
+            return f"{text}; it is one of {', '.join(elsewhere)}"
+        close = difflib.get_close_matches(opcode, _mnemonics(self.arch.name), n=1)
+        return f"{text}; did you mean {close[0]}?" if close else text
+
+
+@lru_cache(maxsize=None)
+def _row(arch_name: str, opcode: str) -> tuple[str | None, tuple | None]:
+    """(listed encoding, operand specs of the form written) of ``opcode`` on ``arch_name``. A forced
+    ``_e32`` VOP2/VOPC takes only a VGPR as its second source."""
+    names = _listed(arch_name)
+    encoding = next((names[n] for n in (opcode, f"{opcode}_e32", f"{opcode}_e64") if n in names), None)
+    specs = signature(strip_encoding_suffix(opcode)) if encoding else None
+    defs = op_info(opcode).num_defs if specs else 0
+    if specs and opcode.endswith("_e32") and encoding in ("VOP2", "VOPC") and len(specs) > defs + 1:
+        width = specs[defs + 1].alternatives[0][1]
+        vgpr = OperandSpec((("v", width),), f"v{width if width > 1 else ''}")
+        specs = specs[:defs + 1] + (vgpr,) + specs[defs + 2:]
+    return encoding, specs
+
+
+def fits(operand, spec: OperandSpec) -> bool:
+    for kinds, width in spec.alternatives:
+        if isinstance(operand, (Reg, VRegRef)):
+            if operand.kind in kinds and operand.count == width:
+                return True
+        elif isinstance(operand, Special):
+            if operand.name == "off":
+                if "o" in kinds:
+                    return True
+            elif "s" in kinds and SPECIAL_WIDTH[operand.name] == width:
+                return True
+        elif isinstance(operand, Imm) and "i" in kinds or isinstance(operand, Label) and "l" in kinds:
+            return True
+    return False
+
+
+def describe_spec(spec: OperandSpec) -> str:
+    alts = []
+    for kinds, width in spec.alternatives:
+        names = " or ".join(KIND_NAMES[k] for k in kinds)
+        regs = [k for k in kinds if k in "vas"]
+        alts.append(f"{names} x{width}" if regs and width > 1 else names)
+    return " / ".join(alts) + f" ({spec})"
+
+
+def describe(operand) -> str:
+    if isinstance(operand, (Reg, VRegRef)):
+        return f"{KIND_NAMES[operand.kind]} x{operand.count} {operand}" if operand.count > 1 else \
+            f"{KIND_NAMES[operand.kind]} {operand}"
+    if isinstance(operand, Special):
+        return "off" if operand.name == "off" else f"{operand.name} (SGPR x{SPECIAL_WIDTH[operand.name]})"
+    if isinstance(operand, Imm):
+        return f"constant {operand}"
+    return f"label {operand}"
+
+
+__all__ = ["InstructionError", "InstructionSet", "describe", "fits"]
