@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from tensile_asm.isa.allocation import allocate
 from tensile_asm.isa.arch import Arch
-from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.writer import signature
 from tensile_asm.writer.arguments import Argument
@@ -53,21 +52,21 @@ def write_beta_only(arch: Arch, batched: bool):
     coords, row, col = elementwise.coordinates(ctx, regs)
     srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", 4)
     srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", 4)
-    m.add(load_arguments(ctx, regs, block), inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod,
+    m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod,
           elementwise.masked_offset(ctx, regs, off, row, col, arg("StridesD0"), 4, oob),
           elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), 4, oob),
-          inst("s_and_b32", beta_bits, arg("Beta"), 0x7FFFFFFF),
-          inst("s_cmp_eq_u32", beta_bits, 0),
-          inst("s_cbranch_scc1", zero),
-          inst("buffer_load_dword", val, c_off, srd_c, 0, mods=["offen"]),
-          waitcnt(vmcnt=0),
-          inst("v_mul_f32", val, arg("Beta"), val),
-          inst("s_branch", done),
+          ctx.inst("s_and_b32", beta_bits, arg("Beta"), 0x7FFFFFFF),
+          ctx.inst("s_cmp_eq_u32", beta_bits, 0),
+          ctx.inst("s_cbranch_scc1", zero),
+          ctx.inst("buffer_load_dword", val, c_off, srd_c, 0, mods=["offen"]),
+          ctx.waitcnt(vmcnt=0),
+          ctx.inst("v_mul_f32", val, arg("Beta"), val),
+          ctx.inst("s_branch", done),
           LabelDef(zero.name),
-          inst("v_mov_b32", val, 0),
+          ctx.inst("v_mov_b32", val, 0),
           LabelDef(done.name),
-          inst("buffer_store_dword", val, off, srd_d, 0, mods=["offen"]),
-          inst("s_endpgm"))
+          ctx.inst("buffer_store_dword", val, off, srd_d, 0, mods=["offen"]),
+          ctx.inst("s_endpgm"))
     return finish(ctx, m, beta_only_layout())
 
 

@@ -1,5 +1,6 @@
 """What every writer component receives: the architecture, the kernel's derived geometry, and
-factories for virtual registers and labels. Nothing here is global; one context per kernel.
+factories for instructions (checked against the architecture), virtual registers and labels.
+Nothing here is global; one context per kernel.
 """
 
 from __future__ import annotations
@@ -7,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tensile_asm.isa.arch import Arch
+from tensile_asm.isa.instruction import Instruction
+from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.isa.registers import Label, VReg
 
 
@@ -209,6 +212,18 @@ class KernelContext:
     # One VGPR holding the out-of-range buffer offset: v_cndmask cannot take a literal and VCC
     # together (one constant-bus read on gfx9), so edge masks select from this register.
     oob_offset: VReg = field(default_factory=lambda: VReg("v", 1, "BufferOOB"))
+    isa: InstructionSet = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.isa = InstructionSet(self.arch)
+
+    def inst(self, opcode: str, *operands, mods=(), comment: str = "") -> Instruction:
+        """An instruction of this kernel's architecture, checked (``InstructionSet.inst``)."""
+        return self.isa.inst(opcode, *operands, mods=mods, comment=comment)
+
+    def waitcnt(self, vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
+                comment: str = "") -> Instruction:
+        return self.isa.waitcnt(vmcnt=vmcnt, lgkmcnt=lgkmcnt, expcnt=expcnt, comment=comment)
 
     def vgpr(self, name: str, count: int = 1, align: int = 1) -> VReg:
         if count > 1:

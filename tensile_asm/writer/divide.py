@@ -8,7 +8,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from tensile_asm.isa.instruction import inst
 from tensile_asm.isa.module import Module
 from tensile_asm.writer.context import KernelContext
 
@@ -34,18 +33,18 @@ def divmod_const(ctx: KernelContext, quotient, remainder, dividend, divisor: int
     if divisor & (divisor - 1) == 0:
         shift = divisor.bit_length() - 1
         if quotient is not None:
-            m.add(inst("v_lshrrev_b32", quotient, shift, dividend))
+            m.add(ctx.inst("v_lshrrev_b32", quotient, shift, dividend))
         if remainder is not None:
-            m.add(inst("v_and_b32", remainder, divisor - 1, dividend))
+            m.add(ctx.inst("v_and_b32", remainder, divisor - 1, dividend))
         return m
     magic, shift = magic_for(divisor, max_dividend)
     q = quotient if quotient is not None else ctx.vgpr("div_quotient")
     magic_reg = ctx.sgpr("div_magic")
-    m.add(inst("s_mov_b32", magic_reg, magic),
-          inst("v_mul_hi_u32", q, dividend, magic_reg),
-          inst("v_lshrrev_b32", q, shift, q) if shift else None)
+    m.add(ctx.inst("s_mov_b32", magic_reg, magic),
+          ctx.inst("v_mul_hi_u32", q, dividend, magic_reg),
+          ctx.inst("v_lshrrev_b32", q, shift, q) if shift else None)
     if remainder is not None:
         product = ctx.vgpr("div_product")
-        m.add(inst("v_mul_u32_u24", product, divisor, q),
-              inst("v_sub_u32", remainder, dividend, product))
+        m.add(ctx.inst("v_mul_u32_u24", product, divisor, q),
+              ctx.inst("v_sub_u32", remainder, dividend, product))
     return m

@@ -4,7 +4,6 @@ one thread per element of a 64 x 4 block of C/D, descriptors per batch, and mask
 
 from __future__ import annotations
 
-from tensile_asm.isa.instruction import inst
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
@@ -21,12 +20,12 @@ def coordinates(ctx: KernelContext, regs) -> tuple[Module, VReg, VReg]:
     """This thread's row (m) and column (n) of D."""
     row, col, base = ctx.vgpr("Row"), ctx.vgpr("Col"), ctx.sgpr("Base")
     m = Module("element coordinates").add(
-        inst("v_and_b32", row, ROWS - 1, regs.serial),
-        inst("s_lshl_b32", base, regs.workgroup[0], ROWS.bit_length() - 1),
-        inst("v_add_u32", row, base, row),
-        inst("v_lshrrev_b32", col, ROWS.bit_length() - 1, regs.serial),
-        inst("s_lshl_b32", base, regs.workgroup[1], COLS.bit_length() - 1),
-        inst("v_add_u32", col, base, col))
+        ctx.inst("v_and_b32", row, ROWS - 1, regs.serial),
+        ctx.inst("s_lshl_b32", base, regs.workgroup[0], ROWS.bit_length() - 1),
+        ctx.inst("v_add_u32", row, base, row),
+        ctx.inst("v_lshrrev_b32", col, ROWS.bit_length() - 1, regs.serial),
+        ctx.inst("s_lshl_b32", base, regs.workgroup[1], COLS.bit_length() - 1),
+        ctx.inst("v_add_u32", col, base, col))
     return m, row, col
 
 
@@ -35,14 +34,14 @@ def batch_base(ctx: KernelContext, regs, base, letter: str, bpe: int, batched: b
     arg = regs.arg
     address = arg(f"Address{letter}")
     if not batched:
-        return Module(f"base of {letter}").add(inst("s_mov_b64", base, address))
+        return Module(f"base of {letter}").add(ctx.inst("s_mov_b64", base, address))
     prod, stride = ctx.sgpr(f"BatchOffset{letter}", 2), arg(f"Strides{letter}1")
     return Module(f"base of this batch's {letter}").add(
-        inst("s_mul_i32", prod[0], regs.workgroup[2], stride),
-        inst("s_mul_hi_u32", prod[1], regs.workgroup[2], stride),
-        inst("s_lshl_b64", prod, prod, bpe.bit_length() - 1),
-        inst("s_add_u32", base[0], address[0], prod[0]),
-        inst("s_addc_u32", base[1], address[1], prod[1]))
+        ctx.inst("s_mul_i32", prod[0], regs.workgroup[2], stride),
+        ctx.inst("s_mul_hi_u32", prod[1], regs.workgroup[2], stride),
+        ctx.inst("s_lshl_b64", prod, prod, bpe.bit_length() - 1),
+        ctx.inst("s_add_u32", base[0], address[0], prod[0]),
+        ctx.inst("s_addc_u32", base[1], address[1], prod[1]))
 
 
 def descriptor(ctx: KernelContext, regs, letter: str, bpe: int) -> tuple[Module, VReg]:
@@ -52,9 +51,9 @@ def descriptor(ctx: KernelContext, regs, letter: str, bpe: int) -> tuple[Module,
     shift = bpe.bit_length() - 1
     m = Module(f"descriptor for {letter}").add(
         batch_base(ctx, regs, srd.slice(0, 2), letter, bpe),
-        inst("s_mul_i32", srd[2], arg(f"Strides{letter}0"), arg("SizesFree1")),
-        inst("s_lshl_b32", srd[2], srd[2], shift),
-        inst("s_mov_b32", srd[3], ctx.arch.memory["buffer_srd_word3"]))
+        ctx.inst("s_mul_i32", srd[2], arg(f"Strides{letter}0"), arg("SizesFree1")),
+        ctx.inst("s_lshl_b32", srd[2], srd[2], shift),
+        ctx.inst("s_mov_b32", srd[3], ctx.arch.memory["buffer_srd_word3"]))
     return m, srd
 
 
@@ -62,10 +61,10 @@ def masked_offset(ctx: KernelContext, regs, dst: VReg, row: VReg, col: VReg, ld,
     """dst = (row + col*ld)*bpe, or out of range when row >= M or col >= N."""
     tmp = ctx.vgpr("OffsetTmp")
     return Module("masked element offset").add(
-        inst("v_mul_lo_u32", tmp, col, ld),
-        inst("v_add_u32", tmp, tmp, row),
-        inst("v_lshlrev_b32", dst, bpe.bit_length() - 1, tmp),
-        inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
-        inst("v_cndmask_b32", dst, oob, dst, VCC),
-        inst("v_cmp_lt_u32", VCC, col, regs.arg("SizesFree1")),
-        inst("v_cndmask_b32", dst, oob, dst, VCC))
+        ctx.inst("v_mul_lo_u32", tmp, col, ld),
+        ctx.inst("v_add_u32", tmp, tmp, row),
+        ctx.inst("v_lshlrev_b32", dst, bpe.bit_length() - 1, tmp),
+        ctx.inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
+        ctx.inst("v_cndmask_b32", dst, oob, dst, VCC),
+        ctx.inst("v_cmp_lt_u32", VCC, col, regs.arg("SizesFree1")),
+        ctx.inst("v_cndmask_b32", dst, oob, dst, VCC))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tensile_asm.isa.instruction import inst
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
@@ -33,8 +32,8 @@ def load(ctx: KernelContext, op: "OperandTile", nbytes: int, data, offset):
     has no range check: the writer keeps those offsets in range itself)."""
     opcode = LOAD_BYTES[nbytes]
     if ctx.geometry.buffer_load:
-        return inst(opcode, data, offset, op.srd, 0, mods=["offen"])
-    return inst(opcode.replace("buffer_", "global_"), data, offset, op.srd.slice(0, 2))
+        return ctx.inst(opcode, data, offset, op.srd, 0, mods=["offen"])
+    return ctx.inst(opcode.replace("buffer_", "global_"), data, offset, op.srd.slice(0, 2))
 
 
 @dataclass
@@ -104,11 +103,11 @@ def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, 
     else:   # GlobalReadCoalesceGroup false: adjacent threads walk the perpendicular dimension
         m.add(divmod_const(ctx, coal, perp, regs.serial, g.num_threads // threads_per_row, g.num_threads - 1))
     if op.glvw > 1:
-        m.add(inst("v_lshlrev_b32", coal, op.glvw.bit_length() - 1, coal))
+        m.add(ctx.inst("v_lshlrev_b32", coal, op.glvw.bit_length() - 1, coal))
     if c:
-        m.add(inst("v_add_u32", coal, c * lsc, coal))
+        m.add(ctx.inst("v_add_u32", coal, c * lsc, coal))
     if p:
-        m.add(inst("v_add_u32", perp, p * lsp, perp))
+        m.add(ctx.inst("v_add_u32", perp, p * lsp, perp))
     tile_index, k_index = (coal, perp) if op.tlu else (perp, coal)
     return m, tile_index, k_index
 
@@ -122,41 +121,41 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
     m = Module(f"global read {op.name}: setup")
     srd, arg = op.srd, regs.arg
     m.add(batch_base(ctx, regs, srd.slice(0, 2), op.name, bpe, g.batched))
-    m.add(inst("s_lshl_b32", srd[2], arg(f"Tensor2dSize{op.name}")[0], shift,
+    m.add(ctx.inst("s_lshl_b32", srd[2], arg(f"Tensor2dSize{op.name}")[0], shift,
                comment="num_records: this batch's matrix in bytes"),
-          inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
+          ctx.inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
     # Bytes of one DepthU step along K, and of one iteration (GlobalSplitU steps).
     if op.tlu:
-        m.add(inst("s_mul_i32", op.chunk_bytes, arg(op.stride_arg), g.depth_u * bpe))
+        m.add(ctx.inst("s_mul_i32", op.chunk_bytes, arg(op.stride_arg), g.depth_u * bpe))
     else:
-        m.add(inst("s_mov_b32", op.chunk_bytes, g.depth_u * bpe))
+        m.add(ctx.inst("s_mov_b32", op.chunk_bytes, g.depth_u * bpe))
     if g.global_split_u > 1:
-        m.add(inst("s_mul_i32", op.increment, op.chunk_bytes, g.global_split_u))
+        m.add(ctx.inst("s_mul_i32", op.increment, op.chunk_bytes, g.global_split_u))
     else:
-        m.add(inst("s_mov_b32", op.increment, op.chunk_bytes))
+        m.add(ctx.inst("s_mov_b32", op.increment, op.chunk_bytes))
     tile_base = ctx.sgpr(f"TileBase{op.name}")
-    m.add(inst("s_mul_i32", tile_base, getattr(regs, op.tile_id), op.macro_tile))
+    m.add(ctx.inst("s_mul_i32", tile_base, getattr(regs, op.tile_id), op.macro_tile))
     lds_base = 0 if op.name == "A" else g.lds_offset_b
     for i in range(g.num_loads(op.name)):
         coords, tile_index, k_index = tile_coordinates(ctx, op, regs, i)
         row, tmp = ctx.vgpr(f"{op.name}Row"), ctx.vgpr(f"{op.name}Tmp")
-        m.add(coords, inst("v_add_u32", row, tile_base, tile_index))
+        m.add(coords, ctx.inst("v_add_u32", row, tile_base, tile_index))
         if not g.buffer_load:   # no range check on global loads: rows past the edge read the last row
             last = ctx.sgpr(f"LastRow{op.name}")
-            m.add(inst("s_sub_u32", last, arg(op.free_size_arg), 1), inst("v_min_u32", row, last, row))
+            m.add(ctx.inst("s_sub_u32", last, arg(op.free_size_arg), 1), ctx.inst("v_min_u32", row, last, row))
         if op.tlu:   # element (row, k) at row + k*ld
-            m.add(inst("v_mul_lo_u32", tmp, k_index, arg(op.stride_arg)),
-                  inst("v_add_u32", tmp, tmp, row))
+            m.add(ctx.inst("v_mul_lo_u32", tmp, k_index, arg(op.stride_arg)),
+                  ctx.inst("v_add_u32", tmp, tmp, row))
         else:        # element (row, k) at k + row*ld
-            m.add(inst("v_mul_lo_u32", tmp, row, arg(op.stride_arg)),
-                  inst("v_add_u32", tmp, tmp, k_index))
-        m.add(inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
+            m.add(ctx.inst("v_mul_lo_u32", tmp, row, arg(op.stride_arg)),
+                  ctx.inst("v_add_u32", tmp, tmp, k_index))
+        m.add(ctx.inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
         # LDS holds the tile K-major: element (t, k) at (k*(MT + pad) + t)*bpe.
-        m.add(inst("v_mul_u32_u24", tmp, g.lds_row(op.name), k_index),
-              inst("v_add_u32", tmp, tmp, tile_index),
-              inst("v_lshlrev_b32", op.lds_addresses[i], lds_shift, tmp))
+        m.add(ctx.inst("v_mul_u32_u24", tmp, g.lds_row(op.name), k_index),
+              ctx.inst("v_add_u32", tmp, tmp, tile_index),
+              ctx.inst("v_lshlrev_b32", op.lds_addresses[i], lds_shift, tmp))
         if lds_base:
-            m.add(inst("v_add_u32", op.lds_addresses[i], lds_base, op.lds_addresses[i]))
+            m.add(ctx.inst("v_add_u32", op.lds_addresses[i], lds_base, op.lds_addresses[i]))
     return m
 
 
@@ -179,14 +178,14 @@ def widen(ctx: KernelContext, op: OperandTile) -> Module:
             if e % 2:   # the upper half of the register
                 half = ctx.vgpr("UpperHalf")
                 if g.data_type == "B":
-                    m.add(inst("v_and_b32", wide[e], 0xFFFF0000, src))
+                    m.add(ctx.inst("v_and_b32", wide[e], 0xFFFF0000, src))
                     continue
-                m.add(inst("v_lshrrev_b32", half, 16, src))
+                m.add(ctx.inst("v_lshrrev_b32", half, 16, src))
                 src = half
             if g.data_type == "H":
-                m.add(inst("v_cvt_f32_f16", wide[e], src))
+                m.add(ctx.inst("v_cvt_f32_f16", wide[e], src))
             else:       # bf16 is the upper half of an fp32
-                m.add(inst("v_lshlrev_b32", wide[e], 16, src))
+                m.add(ctx.inst("v_lshlrev_b32", wide[e], 16, src))
     return m
 
 
@@ -205,19 +204,19 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
             continue
         if op.tlu:   # the whole vector shares one k
             g_off = ctx.vgpr(f"GuardedOffset{op.name}")
-            m.add(inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
-                  inst("v_cndmask_b32", g_off, ctx.oob_offset, offset, VCC),
-                  inst(LOAD_BYTES[op.glvw * bpe], data, g_off, op.srd, 0, mods=["offen"]))
+            m.add(ctx.inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
+                  ctx.inst("v_cndmask_b32", g_off, ctx.oob_offset, offset, VCC),
+                  ctx.inst(LOAD_BYTES[op.glvw * bpe], data, g_off, op.srd, 0, mods=["offen"]))
             continue
         if bpe < 4 and op.glvw > 1:
             raise ValueError("16-bit vectors along K are not split in the tail")
         for j in range(op.glvw):
             k_j, g_off = ctx.vgpr(f"GuardK{op.name}"), ctx.vgpr(f"GuardedOffset{op.name}{j}")
-            m.add(inst("v_add_u32", k_j, j, k_index) if j else inst("v_mov_b32", k_j, k_index),
-                  inst("v_cmp_lt_u32", VCC, k_j, k_remaining),
-                  inst("v_add_u32", g_off, j * bpe, offset) if j else inst("v_mov_b32", g_off, offset),
-                  inst("v_cndmask_b32", g_off, ctx.oob_offset, g_off, VCC),
-                  inst(LOAD_BYTES[bpe], data.slice(j * regs_per_element, regs_per_element), g_off, op.srd, 0,
+            m.add(ctx.inst("v_add_u32", k_j, j, k_index) if j else ctx.inst("v_mov_b32", k_j, k_index),
+                  ctx.inst("v_cmp_lt_u32", VCC, k_j, k_remaining),
+                  ctx.inst("v_add_u32", g_off, j * bpe, offset) if j else ctx.inst("v_mov_b32", g_off, offset),
+                  ctx.inst("v_cndmask_b32", g_off, ctx.oob_offset, g_off, VCC),
+                  ctx.inst(LOAD_BYTES[bpe], data.slice(j * regs_per_element, regs_per_element), g_off, op.srd, 0,
                        mods=["offen"]))
     return m
 
@@ -230,11 +229,11 @@ def _masked_global_loads(ctx, op: OperandTile, i: int, offset, data, k_index, k_
     g = ctx.geometry
     saved = ctx.sgpr(f"SavedExec{op.name}", 2)
     return Module(f"{op.name} load {i}: masked global load").add(
-        [inst("v_mov_b32", data[r], 0) for r in range(data.count)],
-        inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
-        inst("s_and_saveexec_b64", saved, VCC),
+        [ctx.inst("v_mov_b32", data[r], 0) for r in range(data.count)],
+        ctx.inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
+        ctx.inst("s_and_saveexec_b64", saved, VCC),
         load(ctx, op, g.in_bpe, data, offset),
-        inst("s_mov_b64", EXEC, saved))
+        ctx.inst("s_mov_b64", EXEC, saved))
 
 
 def move(ctx: KernelContext, op: OperandTile, amount, negative: bool = False) -> Module:
@@ -242,7 +241,7 @@ def move(ctx: KernelContext, op: OperandTile, amount, negative: bool = False) ->
     num_records keeps bounding the whole matrix."""
     opcode = "v_subrev_u32" if negative else "v_add_u32"   # subrev: dst = src1 - src0
     return Module(f"{'move back' if negative else 'advance'} {op.name} along K").add(
-        [inst(opcode, off, amount, off) for off in op.offsets])
+        [ctx.inst(opcode, off, amount, off) for off in op.offsets])
 
 
 def advance(ctx: KernelContext, op: OperandTile) -> Module:

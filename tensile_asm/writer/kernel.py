@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from tensile_asm.isa.allocation import allocate
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.hazards import insert_wait_states
-from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.writer import global_read, local_memory, mac, signature, stagger, store
 from tensile_asm.writer.arguments import Argument, argument_layout
@@ -86,7 +85,7 @@ def _mac_steps(p: _Parts, buffer: int) -> Module:
         if u + ahead < steps:
             m.add(local_memory.local_reads(ctx, p.lr, u + ahead, buffer, regset=(u + ahead) % sets))
         newer = per_step * (min(u + ahead, steps - 1) - u)
-        m.add(waitcnt(lgkmcnt=min(newer, max_lgkm), comment=f"k={u} operands"),
+        m.add(ctx.waitcnt(lgkmcnt=min(newer, max_lgkm), comment=f"k={u} operands"),
               mac.mac_step(ctx, p.acc, p.lr, regset=u % sets))
     return m
 
@@ -100,27 +99,27 @@ def _advance(p: _Parts) -> Module:
 
 def _write_tile(p: _Parts, buffer: int) -> Module:
     return Module("global reads to LDS").add(
-        waitcnt(vmcnt=0, comment="global reads landed"),
+        p.ctx.waitcnt(vmcnt=0, comment="global reads landed"),
         global_read.widen(p.ctx, p.a), global_read.widen(p.ctx, p.b),
         local_memory.local_writes(p.ctx, p.a, buffer), local_memory.local_writes(p.ctx, p.b, buffer),
-        waitcnt(lgkmcnt=0, comment="local writes done"),
-        inst("s_barrier", comment="tile visible to all waves"))
+        p.ctx.waitcnt(lgkmcnt=0, comment="local writes done"),
+        p.ctx.inst("s_barrier", comment="tile visible to all waves"))
 
 
 def _loop_single_buffer(p: _Parts, counter, k_size) -> Module:
     ctx, g = p.ctx, p.ctx.geometry
     begin, end = ctx.label("LoopBeginL"), ctx.label("LoopEndL")
     return Module("summation loop").add(
-        inst("s_cmp_eq_u32", counter, 0),
-        inst("s_cbranch_scc1", end),
+        ctx.inst("s_cmp_eq_u32", counter, 0),
+        ctx.inst("s_cbranch_scc1", end),
         LabelDef(begin.name),
         global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
-        inst("s_barrier", comment="all waves done reading the previous tile"),
+        ctx.inst("s_barrier", comment="all waves done reading the previous tile"),
         _write_tile(p, 0),
         _mac_steps(p, 0),
-        inst("s_sub_u32", counter, counter, 1),
-        inst("s_cmp_eq_u32", counter, 0),
-        inst("s_cbranch_scc0", begin),
+        ctx.inst("s_sub_u32", counter, counter, 1),
+        ctx.inst("s_cmp_eq_u32", counter, 0),
+        ctx.inst("s_cbranch_scc0", begin),
         LabelDef(end.name))
 
 
@@ -130,26 +129,26 @@ def _loop_prefetch(p: _Parts, counter, k_size) -> Module:
     begin, end = ctx.label("LoopBeginL"), ctx.label("LoopEndL")
     last = [ctx.label("LastIterationBuffer0"), ctx.label("LastIterationBuffer1")]
     m = Module("summation loop (PrefetchGlobalRead)")
-    m.add(inst("s_cmp_eq_u32", counter, 0),
-          inst("s_cbranch_scc1", end),
+    m.add(ctx.inst("s_cmp_eq_u32", counter, 0),
+          ctx.inst("s_cbranch_scc1", end),
           global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
           _write_tile(p, 0),
-          inst("s_sub_u32", counter, counter, 1, comment="iterations that still load"),
-          inst("s_cmp_eq_u32", counter, 0),
-          inst("s_cbranch_scc1", last[0]),
+          ctx.inst("s_sub_u32", counter, counter, 1, comment="iterations that still load"),
+          ctx.inst("s_cmp_eq_u32", counter, 0),
+          ctx.inst("s_cbranch_scc1", last[0]),
           LabelDef(begin.name))
     one_buffer = ctx.geometry.one_lds_buffer
     for buf in (0, 1):
         m.add(global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
               _mac_steps(p, buf),
-              inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
+              ctx.inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
               if one_buffer else None,
               _write_tile(p, 1 - buf),
-              inst("s_sub_u32", counter, counter, 1),
-              inst("s_cmp_eq_u32", counter, 0),
-              inst("s_cbranch_scc1", last[1 - buf]))
-    m.add(inst("s_branch", begin),
-          LabelDef(last[0].name), _mac_steps(p, 0), inst("s_branch", end),
+              ctx.inst("s_sub_u32", counter, counter, 1),
+              ctx.inst("s_cmp_eq_u32", counter, 0),
+              ctx.inst("s_cbranch_scc1", last[1 - buf]))
+    m.add(ctx.inst("s_branch", begin),
+          LabelDef(last[0].name), _mac_steps(p, 0), ctx.inst("s_branch", end),
           LabelDef(last[1].name), _mac_steps(p, 1),
           LabelDef(end.name))
     return m
@@ -160,15 +159,15 @@ def _tail(p: _Parts, k_size) -> Module:
     k_rem, tail_end = ctx.sgpr("TailSizeL"), ctx.label("TailLoopEndL")
     m = Module("tail loop")
     if g.global_split_u > 1:
-        m.add(inst("s_cmp_lg_u32", p.regs.gsu_index, 0, comment="GlobalSplitU slice 0 sums the tail"),
-              inst("s_cbranch_scc1", tail_end))
-    m.add(inst("s_and_b32", k_rem, k_size, g.depth_u - 1, comment="K % DepthU"),
-          inst("s_cmp_eq_u32", k_rem, 0),
-          inst("s_cbranch_scc1", tail_end))
+        m.add(ctx.inst("s_cmp_lg_u32", p.regs.gsu_index, 0, comment="GlobalSplitU slice 0 sums the tail"),
+              ctx.inst("s_cbranch_scc1", tail_end))
+    m.add(ctx.inst("s_and_b32", k_rem, k_size, g.depth_u - 1, comment="K % DepthU"),
+          ctx.inst("s_cmp_eq_u32", k_rem, 0),
+          ctx.inst("s_cbranch_scc1", tail_end))
     if p.tail_fix is not None:
         m.add([global_read.move(ctx, op, p.tail_fix[op.name]) for op in (p.a, p.b)])
     m.add(global_read.guarded_loads(ctx, p.a, p.regs, k_rem), global_read.guarded_loads(ctx, p.b, p.regs, k_rem),
-          inst("s_barrier", comment="all waves done reading LDS"),
+          ctx.inst("s_barrier", comment="all waves done reading LDS"),
           _write_tile(p, 0), _mac_steps(p, 0), LabelDef(tail_end.name))
     return m
 
@@ -179,16 +178,16 @@ def _split_k(p: _Parts, chunks, counter) -> Module:
     ctx, g = p.ctx, p.ctx.geometry
     gsu = g.global_split_u
     if gsu == 1:
-        return Module("iterations").add(inst("s_mov_b32", counter, chunks))
+        return Module("iterations").add(ctx.inst("s_mov_b32", counter, chunks))
     from tensile_asm.writer.prologue import scalar_divmod
     m = Module(f"GlobalSplitU {gsu}: this slice's iterations")
     left, rem, start = ctx.sgpr("StepsFromSlice"), ctx.sgpr("GsuRemainder"), ctx.sgpr("SliceStartBytes")
-    m.add(inst("s_sub_u32", left, chunks, p.regs.gsu_index),
-          inst("s_cselect_b32", left, 0, left, comment="borrow: no step for this slice"),
-          inst("s_add_u32", left, left, gsu - 1),
+    m.add(ctx.inst("s_sub_u32", left, chunks, p.regs.gsu_index),
+          ctx.inst("s_cselect_b32", left, 0, left, comment="borrow: no step for this slice"),
+          ctx.inst("s_add_u32", left, left, gsu - 1),
           scalar_divmod(ctx, counter, rem, left, gsu))
     for op in (p.a, p.b):
-        m.add(inst("s_mul_i32", start, p.regs.gsu_index, op.chunk_bytes), global_read.move(ctx, op, start))
+        m.add(ctx.inst("s_mul_i32", start, p.regs.gsu_index, op.chunk_bytes), global_read.move(ctx, op, start))
     return m
 
 
@@ -203,14 +202,14 @@ def _tail_position(p: _Parts, chunks, counter) -> Module:
     m = Module("tail position")
     end = ctx.sgpr("StepsAfterLoop")
     iterations = p.stagger.iterations if p.stagger is not None else counter
-    m.add(inst("s_mul_i32", end, iterations, g.global_split_u))
+    m.add(ctx.inst("s_mul_i32", end, iterations, g.global_split_u))
     if g.global_split_u > 1:
-        m.add(inst("s_add_u32", end, end, p.regs.gsu_index))
-    m.add(inst("s_sub_u32", end, chunks, end, comment="steps from there to the tail (may wrap: offsets are mod 2^32)"))
+        m.add(ctx.inst("s_add_u32", end, end, p.regs.gsu_index))
+    m.add(ctx.inst("s_sub_u32", end, chunks, end, comment="steps from there to the tail (may wrap: offsets are mod 2^32)"))
     p.tail_fix = {}
     for op in (p.a, p.b):
         fix = ctx.sgpr(f"TailFix{op.name}")
-        m.add(inst("s_mul_i32", fix, end, op.chunk_bytes))
+        m.add(ctx.inst("s_mul_i32", fix, end, op.chunk_bytes))
         p.tail_fix[op.name] = fix
     return m
 
@@ -225,7 +224,7 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     regs, arg_block = entry_registers(ctx, layout)
     body = Module(name)
     body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs), workgroup_mapping(ctx, regs),
-             inst("v_mov_b32", ctx.oob_offset, global_read.BUFFER_OOB, comment="out-of-range buffer offset"))
+             ctx.inst("v_mov_b32", ctx.oob_offset, global_read.BUFFER_OOB, comment="out-of-range buffer offset"))
     lr_mod, lr_state = local_memory.local_read_setup(ctx, regs)
     a, b = global_read.make_operand(ctx, "A"), global_read.make_operand(ctx, "B")
     acc = mac.accumulators(ctx)
@@ -234,14 +233,14 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     parts = _Parts(ctx, regs, a, b, acc, lr_state)
     k_size, counter = regs.arg("SizesSum0"), ctx.sgpr("LoopCounterL")
     chunks = ctx.sgpr("NumChunksL")
-    body.add(inst("s_lshr_b32", chunks, k_size, g.depth_u.bit_length() - 1, comment=f"K / DepthU={g.depth_u}"),
+    body.add(ctx.inst("s_lshr_b32", chunks, k_size, g.depth_u.bit_length() - 1, comment=f"K / DepthU={g.depth_u}"),
              _split_k(parts, chunks, counter))
     if g.stagger_u > 1:
         stagger_mod, parts.stagger = stagger.setup(ctx, regs, [a, b], counter)
         body.add(stagger_mod)
     body.add(_tail_position(parts, chunks, counter))
     loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
-    body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc), inst("s_endpgm"))
+    body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc), ctx.inst("s_endpgm"))
 
     limits = {"v": arch.vgpr["arch_max"], "s": arch.sgpr["max_user"], "a": arch.vgpr.get("accum_max", 0)}
     allocation = allocate(body, limits, what=f"kernel {name}")

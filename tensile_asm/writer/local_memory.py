@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tensile_asm.isa.instruction import inst
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import KernelContext
@@ -40,11 +39,11 @@ def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module
         if op.tlu:   # the vector runs along the tile dimension: contiguous in LDS
             for first, n in _chunks(op.glvw * r):
                 off = base + first * 4
-                m.add(inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))
+                m.add(ctx.inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))
         else:        # the vector runs along K: one LDS row per element
             for j in range(op.glvw):
                 off = base + j * g.lds_row(op.name) * g.lds_bpe
-                m.add(inst(_WRITE[r], addr, data.slice(j * r, r), mods=[("offset", off)] if off else ()))
+                m.add(ctx.inst(_WRITE[r], addr, data.slice(j * r, r), mods=[("offset", off)] if off else ()))
     return m
 
 
@@ -67,14 +66,14 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
                            [VReg("v", g.tt0 * r, f"ValuA_X{s}", align) for s in range(sets)],
                            [VReg("v", g.tt1 * r, f"ValuB_X{s}", align) for s in range(sets)])
     m = Module("local read addresses")
-    m.add(inst("v_lshlrev_b32", state.address_a, bpe_shift + (vw.bit_length() - 1), regs.tid0),
-          inst("v_lshlrev_b32", state.address_b, bpe_shift + (vw.bit_length() - 1), regs.tid1),
-          inst("v_add_u32", state.address_b, g.lds_offset_b, state.address_b))
+    m.add(ctx.inst("v_lshlrev_b32", state.address_a, bpe_shift + (vw.bit_length() - 1), regs.tid0),
+          ctx.inst("v_lshlrev_b32", state.address_b, bpe_shift + (vw.bit_length() - 1), regs.tid1),
+          ctx.inst("v_add_u32", state.address_b, g.lds_offset_b, state.address_b))
     if g.local_split_u > 1:
         for addr, mt in ((state.address_a, g.lds_row("A")), (state.address_b, g.lds_row("B"))):
             tmp = ctx.vgpr("SplitGroupOffset")
-            m.add(inst("v_mul_u32_u24", tmp, g.loop_unroll * mt * g.bytes_per_element, regs.split_group),
-                  inst("v_add_u32", addr, addr, tmp))
+            m.add(ctx.inst("v_mul_u32_u24", tmp, g.loop_unroll * mt * g.bytes_per_element, regs.split_group),
+                  ctx.inst("v_add_u32", addr, addr, tmp))
     return m, state
 
 
@@ -96,7 +95,7 @@ def local_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int =
         for v in range(tt // vw):
             for first, n in _chunks(vw * r):
                 off = base + (u * mt + v * sg * vw) * bpe + first * 4
-                m.add(inst(_READ[n], values.slice(v * vw * r + first, n), addr, mods=[("offset", off)] if off else ()))
+                m.add(ctx.inst(_READ[n], values.slice(v * vw * r + first, n), addr, mods=[("offset", off)] if off else ()))
     return m
 
 

@@ -7,7 +7,6 @@ three-source VOP3 ``v_fma_f32`` with the accumulator as both addend and destinat
 
 from __future__ import annotations
 
-from tensile_asm.isa.instruction import inst
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import KernelContext
@@ -28,17 +27,17 @@ def element(ctx: KernelContext, values: VReg, index: int):
 def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     m = Module("zero the accumulators")
     for r in range(acc.count):
-        m.add(inst("v_mov_b32", acc[r], 0))
+        m.add(ctx.inst("v_mov_b32", acc[r], 0))
     return m
 
 
 def fma(ctx: KernelContext, acc, a, b):
     """acc += a * b with one rounding, in the form the architecture has (fp64 when acc is a pair)."""
     if acc.count == 2:
-        return inst("v_fma_f64", acc, a, b, acc)
+        return ctx.inst("v_fma_f64", acc, a, b, acc)
     if ctx.arch.instructions.get("fmac_f32"):
-        return inst("v_fmac_f32", acc, a, b)
-    return inst("v_fma_f32", acc, a, b, acc)
+        return ctx.inst("v_fmac_f32", acc, a, b)
+    return ctx.inst("v_fma_f32", acc, a, b, acc)
 
 
 def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int = 0) -> Module:

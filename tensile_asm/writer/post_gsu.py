@@ -10,7 +10,6 @@ element, 64 x 4 per work-group, grid (ceil(M/64), ceil(N/4), batch).
 from __future__ import annotations
 
 from tensile_asm.isa.arch import Arch
-from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer import elementwise
@@ -59,49 +58,49 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
     coords, row, col = elementwise.coordinates(ctx, regs)
     srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", g.out_bpe)
     srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", g.out_bpe)
-    m.add(load_arguments(ctx, regs, block), inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod)
+    m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod)
     # Workspace: base AddressWS; element (m, n, b) of slice s at s*slice + b*M*N + n*M + m.
     srd_ws, mn, slice_bytes, tmp = ctx.sgpr("SrdWS", 4), ctx.sgpr("MN"), ctx.sgpr("SliceBytes"), ctx.sgpr("Tmp")
     batch_base = ctx.vgpr("BatchBase")
-    m.add(inst("s_mov_b64", srd_ws.slice(0, 2), arg("AddressWS")),
-          inst("s_mul_i32", mn, arg("SizesFree0"), arg("SizesFree1")),
-          inst("s_mul_i32", slice_bytes, mn, arg("SizesFree2")),
-          inst("s_lshl_b32", slice_bytes, slice_bytes, acc_bpe.bit_length() - 1),
-          inst("s_mul_i32", srd_ws[2], slice_bytes, gemm.global_split_u),
-          inst("s_mov_b32", srd_ws[3], arch.memory["buffer_srd_word3"]),
-          inst("s_mul_i32", tmp, mn, regs.workgroup[2]),
-          inst("v_mov_b32", batch_base, tmp),
-          inst("v_mul_lo_u32", ws_off, col, arg("SizesFree0")),
-          inst("v_add3_u32", ws_off, ws_off, row, batch_base),
-          inst("v_lshlrev_b32", ws_off, acc_bpe.bit_length() - 1, ws_off),
+    m.add(ctx.inst("s_mov_b64", srd_ws.slice(0, 2), arg("AddressWS")),
+          ctx.inst("s_mul_i32", mn, arg("SizesFree0"), arg("SizesFree1")),
+          ctx.inst("s_mul_i32", slice_bytes, mn, arg("SizesFree2")),
+          ctx.inst("s_lshl_b32", slice_bytes, slice_bytes, acc_bpe.bit_length() - 1),
+          ctx.inst("s_mul_i32", srd_ws[2], slice_bytes, gemm.global_split_u),
+          ctx.inst("s_mov_b32", srd_ws[3], arch.memory["buffer_srd_word3"]),
+          ctx.inst("s_mul_i32", tmp, mn, regs.workgroup[2]),
+          ctx.inst("v_mov_b32", batch_base, tmp),
+          ctx.inst("v_mul_lo_u32", ws_off, col, arg("SizesFree0")),
+          ctx.inst("v_add3_u32", ws_off, ws_off, row, batch_base),
+          ctx.inst("v_lshlrev_b32", ws_off, acc_bpe.bit_length() - 1, ws_off),
           elementwise.masked_offset(ctx, regs, d_off, row, col, arg("StridesD0"), g.out_bpe, oob),
           elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), g.out_bpe, oob),
           # rows/columns past the edge: out-of-range workspace reads too (VCC holds the column test)
-          inst("v_cmp_eq_u32", VCC, d_off, oob),
-          inst("v_cndmask_b32", ws_off, ws_off, oob, VCC))
+          ctx.inst("v_cmp_eq_u32", VCC, d_off, oob),
+          ctx.inst("v_cndmask_b32", ws_off, ws_off, oob, VCC))
     load = LOAD_OUT[acc_bpe]
-    m.add(inst(load, total, ws_off, srd_ws, 0, mods=["offen"]))
+    m.add(ctx.inst(load, total, ws_off, srd_ws, 0, mods=["offen"]))
     for s in range(1, gemm.global_split_u):
-        m.add(inst("v_add_u32", ws_off, slice_bytes, ws_off),
-              inst(load, part, ws_off, srd_ws, 0, mods=["offen"]),
-              waitcnt(vmcnt=0),
-              inst("v_add_f64" if r > 1 else "v_add_f32", total, total, part))
-    m.add(waitcnt(vmcnt=0, comment="partial sums"))
+        m.add(ctx.inst("v_add_u32", ws_off, slice_bytes, ws_off),
+              ctx.inst(load, part, ws_off, srd_ws, 0, mods=["offen"]),
+              ctx.waitcnt(vmcnt=0),
+              ctx.inst("v_add_f64" if r > 1 else "v_add_f32", total, total, part))
+    m.add(ctx.waitcnt(vmcnt=0, comment="partial sums"))
     scalars_mod, scalars = load_scalars(ctx, regs)
     beta_zero, done = ctx.label("BetaZero"), ctx.label("Done")
     beta_bits, beta = ctx.sgpr("BetaMagnitude"), arg("Beta")
     m.add(scalars_mod, scale(ctx, total, scalars.alpha))
     if g.compute_type == "D":
-        m.add(inst("s_and_b32", beta_bits, beta[1], 0x7FFFFFFF), inst("s_or_b32", beta_bits, beta_bits, beta[0]))
+        m.add(ctx.inst("s_and_b32", beta_bits, beta[1], 0x7FFFFFFF), ctx.inst("s_or_b32", beta_bits, beta_bits, beta[0]))
     else:
-        m.add(inst("s_and_b32", beta_bits, beta[0], 0x7FFF if g.compute_type == "H" else 0x7FFFFFFF))
-    m.add(inst("s_cmp_eq_u32", beta_bits, 0),
-          inst("s_cbranch_scc1", beta_zero),
-          inst(LOAD_OUT[g.out_bpe], c_val, c_off, srd_c, 0, mods=["offen"]),
-          waitcnt(vmcnt=0, comment="C"),
+        m.add(ctx.inst("s_and_b32", beta_bits, beta[0], 0x7FFF if g.compute_type == "H" else 0x7FFFFFFF))
+    m.add(ctx.inst("s_cmp_eq_u32", beta_bits, 0),
+          ctx.inst("s_cbranch_scc1", beta_zero),
+          ctx.inst(LOAD_OUT[g.out_bpe], c_val, c_off, srd_c, 0, mods=["offen"]),
+          ctx.waitcnt(vmcnt=0, comment="C"),
           widen_c(ctx, c_val),
           fma(ctx, total, scalars.beta, c_val),
           LabelDef(beta_zero.name))
     narrowing, out = narrow(ctx, total)
-    m.add(narrowing, inst(STORE_OUT[g.out_bpe], out, d_off, srd_d, 0, mods=["offen"]), inst("s_endpgm"))
+    m.add(narrowing, ctx.inst(STORE_OUT[g.out_bpe], out, d_off, srd_d, 0, mods=["offen"]), ctx.inst("s_endpgm"))
     return finish(ctx, m, layout)

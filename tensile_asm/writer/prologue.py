@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VReg, VRegRef
 from tensile_asm.writer.arguments import Argument
@@ -56,9 +55,9 @@ def load_arguments(ctx: KernelContext, regs: EntryRegisters, block: VReg) -> Mod
         for width, opcode in _SMEM_WIDTHS:
             if width <= remaining and offset % min(width, 4) == 0:
                 break
-        m.add(inst(opcode, block.slice(offset, width), regs.kernarg_ptr, offset * 4))
+        m.add(ctx.inst(opcode, block.slice(offset, width), regs.kernarg_ptr, offset * 4))
         offset += width
-    m.add(waitcnt(lgkmcnt=0, comment="kernel arguments"))
+    m.add(ctx.waitcnt(lgkmcnt=0, comment="kernel arguments"))
     return m
 
 
@@ -71,7 +70,7 @@ def thread_coordinates(ctx: KernelContext, regs: EntryRegisters) -> Module:
     if g.local_split_u > 1:
         m.add(divmod_const(ctx, regs.split_group, regs.tid1, rest, g.wg1, g.num_threads // g.wg0 - 1))
     else:
-        m.add(inst("v_mov_b32", regs.tid1, rest))
+        m.add(ctx.inst("v_mov_b32", regs.tid1, rest))
     return m
 
 
@@ -80,13 +79,13 @@ def scalar_divmod(ctx: KernelContext, quotient: VReg, remainder: VReg, dividend,
     m = Module(f"scalar divmod by {divisor}")
     if divisor & (divisor - 1) == 0:
         shift = divisor.bit_length() - 1
-        return m.add(inst("s_lshr_b32", quotient, dividend, shift), inst("s_and_b32", remainder, dividend, divisor - 1))
+        return m.add(ctx.inst("s_lshr_b32", quotient, dividend, shift), ctx.inst("s_and_b32", remainder, dividend, divisor - 1))
     from tensile_asm.writer.divide import magic_for
     magic, shift = magic_for(divisor, (1 << 24) - 1)
-    m.add(inst("s_mul_hi_u32", quotient, dividend, magic),
-          inst("s_lshr_b32", quotient, quotient, shift) if shift else None,
-          inst("s_mul_i32", remainder, quotient, divisor),
-          inst("s_sub_u32", remainder, dividend, remainder))
+    m.add(ctx.inst("s_mul_hi_u32", quotient, dividend, magic),
+          ctx.inst("s_lshr_b32", quotient, quotient, shift) if shift else None,
+          ctx.inst("s_mul_i32", remainder, quotient, divisor),
+          ctx.inst("s_sub_u32", remainder, dividend, remainder))
     return m
 
 
@@ -105,30 +104,30 @@ def workgroup_mapping(ctx: KernelContext, regs: EntryRegisters) -> Module:
         m.add(scalar_divmod(ctx, reduced, regs.gsu_index, wg1, gsu))
         wg1 = reduced
     if wgm <= 1:
-        return m.add(inst("s_mov_b32", regs.tile0, wg0), inst("s_mov_b32", regs.tile1, wg1))
+        return m.add(ctx.inst("s_mov_b32", regs.tile0, wg0), ctx.inst("s_mov_b32", regs.tile1, wg1))
     if wgm & (wgm - 1):
         raise ValueError("WorkGroupMapping must be a power of two")
     shift = wgm.bit_length() - 1
     block, serial, tmp = ctx.sgpr("WgmBlock"), ctx.sgpr("WgmSerial"), ctx.sgpr("WgmTmp")
     full, rem = ctx.label("WgmFullBlock"), ctx.label("WgmDone")
     arg = regs.arg
-    m.add(inst("s_lshr_b32", block, wg1, shift, comment="block = wg1 / WGM"),
-          inst("s_and_b32", tmp, wg1, wgm - 1),
-          inst("s_mul_i32", tmp, tmp, arg("NumWorkGroups0")),
-          inst("s_add_u32", serial, wg0, tmp, comment="serial = wg0 + (wg1 % WGM) * nwg0"),
-          inst("s_cmp_lt_u32", block, arg("NumFullBlocks")),
-          inst("s_cbranch_scc1", full),
+    m.add(ctx.inst("s_lshr_b32", block, wg1, shift, comment="block = wg1 / WGM"),
+          ctx.inst("s_and_b32", tmp, wg1, wgm - 1),
+          ctx.inst("s_mul_i32", tmp, tmp, arg("NumWorkGroups0")),
+          ctx.inst("s_add_u32", serial, wg0, tmp, comment="serial = wg0 + (wg1 % WGM) * nwg0"),
+          ctx.inst("s_cmp_lt_u32", block, arg("NumFullBlocks")),
+          ctx.inst("s_cbranch_scc1", full),
           # remainder block: height WgmRemainder1; q = serial / rem by the host's magic number
-          inst("s_mul_hi_u32", regs.tile0, serial, arg("MagicNumberWgmRemainder1")),
-          inst("s_cmp_eq_u32", arg("WgmRemainder1"), 1, comment="x / 1 has no 32-bit magic number"),
-          inst("s_cselect_b32", regs.tile0, serial, regs.tile0),
-          inst("s_mul_i32", tmp, regs.tile0, arg("WgmRemainder1")),
-          inst("s_sub_u32", regs.tile1, serial, tmp),
-          inst("s_branch", rem),
+          ctx.inst("s_mul_hi_u32", regs.tile0, serial, arg("MagicNumberWgmRemainder1")),
+          ctx.inst("s_cmp_eq_u32", arg("WgmRemainder1"), 1, comment="x / 1 has no 32-bit magic number"),
+          ctx.inst("s_cselect_b32", regs.tile0, serial, regs.tile0),
+          ctx.inst("s_mul_i32", tmp, regs.tile0, arg("WgmRemainder1")),
+          ctx.inst("s_sub_u32", regs.tile1, serial, tmp),
+          ctx.inst("s_branch", rem),
           LabelDef(full.name),
-          inst("s_lshr_b32", regs.tile0, serial, shift),
-          inst("s_and_b32", regs.tile1, serial, wgm - 1),
+          ctx.inst("s_lshr_b32", regs.tile0, serial, shift),
+          ctx.inst("s_and_b32", regs.tile1, serial, wgm - 1),
           LabelDef(rem.name),
-          inst("s_lshl_b32", tmp, block, shift),
-          inst("s_add_u32", regs.tile1, regs.tile1, tmp))
+          ctx.inst("s_lshl_b32", tmp, block, shift),
+          ctx.inst("s_add_u32", regs.tile1, regs.tile1, tmp))
     return m

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tensile_asm.isa.instruction import inst
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import KernelContext
@@ -29,17 +28,17 @@ def setup(ctx: KernelContext, regs: EntryRegisters, ops: list[OperandTile], loop
     m = Module(f"StaggerU {g.stagger_u}")
     stagger, amount = ctx.sgpr("StaggerUIter"), ctx.sgpr("StaggerBytes")
     state = StaggerState(ctx.sgpr("StaggerUntilWrap"), {}, stagger)
-    m.add(inst("s_and_b32", stagger, regs.workgroup[0], g.stagger_u - 1))
+    m.add(ctx.inst("s_and_b32", stagger, regs.workgroup[0], g.stagger_u - 1))
     if g.stagger_stride_shift:
-        m.add(inst("s_lshl_b32", stagger, stagger, g.stagger_stride_shift))
-    m.add(inst("s_cmp_ge_u32", stagger, loop_iters),
-          inst("s_cselect_b32", stagger, 0, stagger, comment="no stagger past the unrolled iterations"),
-          inst("s_sub_u32", state.until_wrap, loop_iters, stagger))
+        m.add(ctx.inst("s_lshl_b32", stagger, stagger, g.stagger_stride_shift))
+    m.add(ctx.inst("s_cmp_ge_u32", stagger, loop_iters),
+          ctx.inst("s_cselect_b32", stagger, 0, stagger, comment="no stagger past the unrolled iterations"),
+          ctx.inst("s_sub_u32", state.until_wrap, loop_iters, stagger))
     for op in ops:
         wrap = ctx.sgpr(f"StaggerWrapBytes{op.name}")
         state.wrap_bytes[op.name] = wrap
-        m.add(inst("s_mul_i32", wrap, loop_iters, op.increment),
-              inst("s_mul_i32", amount, stagger, op.increment),
+        m.add(ctx.inst("s_mul_i32", wrap, loop_iters, op.increment),
+              ctx.inst("s_mul_i32", amount, stagger, op.increment),
               move(ctx, op, amount))
     return m, state
 
@@ -48,9 +47,9 @@ def after_advance(ctx: KernelContext, ops: list[OperandTile], state: StaggerStat
     """Count one advance; at the end of the unrolled range jump back to its start."""
     skip = ctx.label("NoStaggerWrap")
     m = Module("StaggerU wrap")
-    m.add(inst("s_sub_u32", state.until_wrap, state.until_wrap, 1),
-          inst("s_cmp_lg_u32", state.until_wrap, 0),
-          inst("s_cbranch_scc1", skip))
+    m.add(ctx.inst("s_sub_u32", state.until_wrap, state.until_wrap, 1),
+          ctx.inst("s_cmp_lg_u32", state.until_wrap, 0),
+          ctx.inst("s_cbranch_scc1", skip))
     for op in ops:
         m.add(move(ctx, op, state.wrap_bytes[op.name], negative=True))
     return m.add(LabelDef(skip.name))

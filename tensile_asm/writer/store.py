@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tensile_asm.isa.instruction import inst, waitcnt
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
@@ -46,17 +45,17 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
     if letter == "D" and g.writes_workspace:
         # slice s of the workspace starts s * M*N*batch elements in
         slice_elems, off = ctx.sgpr("WorkspaceSliceElems"), ctx.sgpr("WorkspaceSliceOffset", 2)
-        m.add(inst("s_mul_i32", slice_elems, arg("SizesFree0"), arg("SizesFree1")))
+        m.add(ctx.inst("s_mul_i32", slice_elems, arg("SizesFree0"), arg("SizesFree1")))
         if g.batched:
-            m.add(inst("s_mul_i32", slice_elems, slice_elems, arg("SizesFree2")))
-        m.add(inst("s_mul_i32", off[0], slice_elems, regs.gsu_index),
-              inst("s_mul_hi_u32", off[1], slice_elems, regs.gsu_index),
-              inst("s_lshl_b64", off, off, shift),
-              inst("s_add_u32", srd[0], srd[0], off[0]),
-              inst("s_addc_u32", srd[1], srd[1], off[1]))
-    m.add(inst("s_mul_i32", srd[2], ld, arg("SizesFree1"), comment="num_records: ld * N elements"),
-          inst("s_lshl_b32", srd[2], srd[2], shift),
-          inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
+            m.add(ctx.inst("s_mul_i32", slice_elems, slice_elems, arg("SizesFree2")))
+        m.add(ctx.inst("s_mul_i32", off[0], slice_elems, regs.gsu_index),
+              ctx.inst("s_mul_hi_u32", off[1], slice_elems, regs.gsu_index),
+              ctx.inst("s_lshl_b64", off, off, shift),
+              ctx.inst("s_add_u32", srd[0], srd[0], off[0]),
+              ctx.inst("s_addc_u32", srd[1], srd[1], off[1]))
+    m.add(ctx.inst("s_mul_i32", srd[2], ld, arg("SizesFree1"), comment="num_records: ld * N elements"),
+          ctx.inst("s_lshl_b32", srd[2], srd[2], shift),
+          ctx.inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
     return m, srd
 
 
@@ -74,18 +73,18 @@ def load_scalars(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, Scal
     if g.compute_type != "H":
         return m, Scalars(regs.arg("Alpha"), regs.arg("Beta") if g.use_beta else None)
     alpha = ctx.vgpr("AlphaF32")
-    m.add(inst("v_cvt_f32_f16", alpha, regs.arg("Alpha")))
+    m.add(ctx.inst("v_cvt_f32_f16", alpha, regs.arg("Alpha")))
     beta = None
     if g.use_beta:
         beta = ctx.vgpr("BetaF32")
-        m.add(inst("v_cvt_f32_f16", beta, regs.arg("Beta")))
+        m.add(ctx.inst("v_cvt_f32_f16", beta, regs.arg("Beta")))
     return m, Scalars(alpha, beta)
 
 
 def scale(ctx: KernelContext, v, alpha):
     if v.count == 2:
-        return inst("v_mul_f64", v, alpha, v)
-    return inst("v_mul_f32", v, alpha, v)
+        return ctx.inst("v_mul_f64", v, alpha, v)
+    return ctx.inst("v_mul_f32", v, alpha, v)
 
 
 LOAD_OUT = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2"}
@@ -100,23 +99,23 @@ def memory_op(ctx: KernelContext, opcode: str, value, offset, srd) -> Module:
 
     m = Module(opcode)
     if ctx.geometry.buffer_store:
-        return m.add(inst(opcode, value, offset, srd, 0, mods=["offen"]))
+        return m.add(ctx.inst(opcode, value, offset, srd, 0, mods=["offen"]))
     saved, flat = ctx.sgpr("SavedExecStore", 2), opcode.replace("buffer_", "global_")
     operands = (value, offset, srd.slice(0, 2)) if "load" in opcode else (offset, value, srd.slice(0, 2))
     # masked offsets are the out-of-range value plus a column offset: in range means below it
-    return m.add(inst("v_cmp_gt_u32", VCC, ctx.oob_offset, offset),
-                 inst("s_and_saveexec_b64", saved, VCC),
-                 inst(flat, *operands),
-                 inst("s_mov_b64", EXEC, saved))
+    return m.add(ctx.inst("v_cmp_gt_u32", VCC, ctx.oob_offset, offset),
+                 ctx.inst("s_and_saveexec_b64", saved, VCC),
+                 ctx.inst(flat, *operands),
+                 ctx.inst("s_mov_b64", EXEC, saved))
 
 
 def widen_c(ctx: KernelContext, c) -> Module:
     """C as loaded (fp16/bf16 zero-extended) to the accumulator type, in place."""
     t = ctx.geometry.dest_type
     if t == "H":
-        return Module("C to fp32").add(inst("v_cvt_f32_f16", c, c))
+        return Module("C to fp32").add(ctx.inst("v_cvt_f32_f16", c, c))
     if t == "B":
-        return Module("C to fp32").add(inst("v_lshlrev_b32", c, 16, c))
+        return Module("C to fp32").add(ctx.inst("v_lshlrev_b32", c, 16, c))
     return Module("C as is")
 
 
@@ -126,13 +125,13 @@ def narrow(ctx: KernelContext, v) -> tuple[Module, object]:
     m = Module(f"D to {t}")
     if t == "H":
         out = ctx.vgpr("StoreHalf")
-        return m.add(inst("v_cvt_f16_f32", out, v)), out
+        return m.add(ctx.inst("v_cvt_f16_f32", out, v)), out
     if t == "B":
         out, bias = ctx.vgpr("StoreBF16"), ctx.sgpr("BF16RoundBias")
-        m.add(inst("v_bfe_u32", out, v, 16, 1),
-              inst("s_mov_b32", bias, 0x7FFF),
-              inst("v_add3_u32", out, v, bias, out),
-              inst("v_lshrrev_b32", out, 16, out))
+        m.add(ctx.inst("v_bfe_u32", out, v, 16, 1),
+              ctx.inst("s_mov_b32", bias, 0x7FFF),
+              ctx.inst("v_add3_u32", out, v, bias, out),
+              ctx.inst("v_lshrrev_b32", out, 16, out))
         return m, out
     return m, v
 
@@ -141,9 +140,9 @@ def _masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
     """dst = row * bpe, or the out-of-range offset when row >= M (row is clobbered)."""
     shift = ctx.geometry.store_bpe.bit_length() - 1
     return Module("row offset").add(
-        inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
-        inst("v_lshlrev_b32", row, shift, row),
-        inst("v_cndmask_b32", dst, ctx.oob_offset, row, VCC))
+        ctx.inst("v_cmp_lt_u32", VCC, row, regs.arg("SizesFree0")),
+        ctx.inst("v_lshlrev_b32", row, shift, row),
+        ctx.inst("v_cndmask_b32", dst, ctx.oob_offset, row, VCC))
 
 
 def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_beta: bool,
@@ -154,12 +153,12 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
     n = len(col.values)
     m = Module(f"store {n} element(s) of a column{' with beta' if with_beta else ''}")
     col_off, offsets = ctx.vgpr("StoreColOffset"), VReg("v", n, "StoreOffset")
-    m.add(inst("v_mul_lo_u32", col_off, col.col, regs.arg("StridesD0")),
-          inst("v_lshlrev_b32", col_off, shift, col_off),
-          inst("v_cmp_lt_u32", VCC, col.col, regs.arg("SizesFree1")))
+    m.add(ctx.inst("v_mul_lo_u32", col_off, col.col, regs.arg("StridesD0")),
+          ctx.inst("v_lshlrev_b32", col_off, shift, col_off),
+          ctx.inst("v_cmp_lt_u32", VCC, col.col, regs.arg("SizesFree1")))
     for i in range(n):
-        m.add(inst("v_add_u32", offsets[i], col.row_offsets[i], col_off),
-              inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
+        m.add(ctx.inst("v_add_u32", offsets[i], col.row_offsets[i], col_off),
+              ctx.inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
     if g.writes_workspace:   # unscaled partial sums in the accumulator type
         for i, v in enumerate(col.values):
             m.add(memory_op(ctx, STORE_OUT[g.store_bpe], v, offsets[i], srd_d))
@@ -170,19 +169,19 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
         # C has its own leading dimension; same rows, same edge mask (VCC still holds the column test).
         c_offsets, c_col_off = VReg("v", n, "StoreOffsetC"), ctx.vgpr("StoreColOffsetC")
         c_values = VReg("v", n * r, "ValuCLoaded", align=ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1)
-        m.add(inst("v_mul_lo_u32", c_col_off, col.col, regs.arg("StridesC0")),
-              inst("v_lshlrev_b32", c_col_off, shift, c_col_off))
+        m.add(ctx.inst("v_mul_lo_u32", c_col_off, col.col, regs.arg("StridesC0")),
+              ctx.inst("v_lshlrev_b32", c_col_off, shift, c_col_off))
         for i in range(n):
-            m.add(inst("v_add_u32", c_offsets[i], col.row_offsets[i], c_col_off),
-                  inst("v_cndmask_b32", c_offsets[i], ctx.oob_offset, c_offsets[i], VCC))
+            m.add(ctx.inst("v_add_u32", c_offsets[i], col.row_offsets[i], c_col_off),
+                  ctx.inst("v_cndmask_b32", c_offsets[i], ctx.oob_offset, c_offsets[i], VCC))
         for i in range(n):
             m.add(memory_op(ctx, LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c))
-        m.add(waitcnt(vmcnt=0, comment="C loaded"))
+        m.add(ctx.waitcnt(vmcnt=0, comment="C loaded"))
         for i, v in enumerate(col.values):
             m.add(widen_c(ctx, c_values.slice(i * r, r)), fma(ctx, v, scalars.beta, c_values.slice(i * r, r)))
     for i, v in enumerate(col.values):
         if atomic:
-            m.add(inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))
+            m.add(ctx.inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))
             continue
         narrowing, out = narrow(ctx, v)
         m.add(narrowing, memory_op(ctx, STORE_OUT[g.out_bpe], out, offsets[i], srd_d))
@@ -198,24 +197,24 @@ def _thread_tile_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg) ->
     base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
     first_row, first_col = ctx.vgpr("StoreRow0"), ctx.vgpr("StoreCol0")
     rows = VReg("v", g.tt0, "StoreRowOffset")
-    m.add(inst("s_mul_i32", base0, regs.tile0, g.mt0),
-          inst("s_mul_i32", base1, regs.tile1, g.mt1),
-          inst("v_lshlrev_b32", first_row, vw_shift, regs.tid0),
-          inst("v_add_u32", first_row, base0, first_row),
-          inst("v_lshlrev_b32", first_col, vw_shift, regs.tid1),
-          inst("v_add_u32", first_col, base1, first_col))
+    m.add(ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0),
+          ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1),
+          ctx.inst("v_lshlrev_b32", first_row, vw_shift, regs.tid0),
+          ctx.inst("v_add_u32", first_row, base0, first_row),
+          ctx.inst("v_lshlrev_b32", first_col, vw_shift, regs.tid1),
+          ctx.inst("v_add_u32", first_col, base1, first_col))
     for i in range(g.tt0):
         vec, lane = g.element_row(i)
         row = ctx.vgpr("StoreRow")
         delta = vec * g.wg0 * vw + lane
-        m.add(inst("v_add_u32", row, delta, first_row) if delta else inst("v_mov_b32", row, first_row),
+        m.add(ctx.inst("v_add_u32", row, delta, first_row) if delta else ctx.inst("v_mov_b32", row, first_row),
               _masked_row_offset(ctx, regs, rows[i], row))
     columns = []
     for j in range(g.tt1):
         vec, lane = g.element_row(j)
         delta = vec * g.wg1 * vw + lane
         col = ctx.vgpr(f"StoreCol{j}")
-        m.add(inst("v_add_u32", col, delta, first_col) if delta else inst("v_mov_b32", col, first_col))
+        m.add(ctx.inst("v_add_u32", col, delta, first_col) if delta else ctx.inst("v_mov_b32", col, first_col))
         columns.append(Column([element(ctx, acc, i + j * g.tt0) for i in range(g.tt0)],
                               [rows[i] for i in range(g.tt0)], col))
     return m, columns
@@ -232,42 +231,42 @@ def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> t
     m = Module(f"LocalSplitU {g.local_split_u}: reduce partial tiles through LDS")
     addr, tmp = ctx.vgpr("ReductionWriteAddr"), ctx.vgpr("ReductionTmp")
     # Partial tile of group s at s*MT0*MT1; element (r, c) at c*MT0 + r.
-    m.add(inst("s_barrier", comment="every group is done reading the operand tiles"),
-          inst("v_mul_u32_u24", addr, tile_elems, regs.split_group),
-          inst("v_mul_u32_u24", tmp, g.mt0 * vw, regs.tid1),
-          inst("v_add_u32", addr, addr, tmp),
-          inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, regs.tid0),
-          inst("v_add_u32", addr, addr, tmp),
-          inst("v_lshlrev_b32", addr, shift, addr))
+    m.add(ctx.inst("s_barrier", comment="every group is done reading the operand tiles"),
+          ctx.inst("v_mul_u32_u24", addr, tile_elems, regs.split_group),
+          ctx.inst("v_mul_u32_u24", tmp, g.mt0 * vw, regs.tid1),
+          ctx.inst("v_add_u32", addr, addr, tmp),
+          ctx.inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, regs.tid0),
+          ctx.inst("v_add_u32", addr, addr, tmp),
+          ctx.inst("v_lshlrev_b32", addr, shift, addr))
     for j in range(g.tt1):
         cvec, clane = g.element_row(j)
         for i in range(g.tt0):
             rvec, rlane = g.element_row(i)
             off = ((rvec * g.wg0 * vw + rlane) + (cvec * g.wg1 * vw + clane) * g.mt0) * bpe
-            m.add(inst("ds_write_b32", addr, acc[i + j * g.tt0], mods=[("offset", off)] if off else ()))
-    m.add(waitcnt(lgkmcnt=0, comment="partial tiles written"), inst("s_barrier"))
+            m.add(ctx.inst("ds_write_b32", addr, acc[i + j * g.tt0], mods=[("offset", off)] if off else ()))
+    m.add(ctx.waitcnt(lgkmcnt=0, comment="partial tiles written"), ctx.inst("s_barrier"))
     read_addr = ctx.vgpr("ReductionReadAddr")
-    m.add(inst("v_lshlrev_b32", read_addr, shift, regs.serial))
+    m.add(ctx.inst("v_lshlrev_b32", read_addr, shift, regs.serial))
     sums = VReg("v", per_thread, "ReducedC")
     parts = VReg("v", g.local_split_u, "ReductionParts")
     for q in range(per_thread):
         for s in range(g.local_split_u):
             off = (q * g.num_threads + s * tile_elems) * bpe
-            m.add(inst("ds_read_b32", parts[s], read_addr, mods=[("offset", off)] if off else ()))
-        m.add(waitcnt(lgkmcnt=0, comment="partials of one element"),
-              inst("v_add_f32", sums[q], parts[0], parts[1]))
+            m.add(ctx.inst("ds_read_b32", parts[s], read_addr, mods=[("offset", off)] if off else ()))
+        m.add(ctx.waitcnt(lgkmcnt=0, comment="partials of one element"),
+              ctx.inst("v_add_f32", sums[q], parts[0], parts[1]))
         for s in range(2, g.local_split_u):
-            m.add(inst("v_add_f32", sums[q], sums[q], parts[s]))
+            m.add(ctx.inst("v_add_f32", sums[q], sums[q], parts[s]))
     base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
-    m.add(inst("s_mul_i32", base0, regs.tile0, g.mt0), inst("s_mul_i32", base1, regs.tile1, g.mt1))
+    m.add(ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0), ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1))
     columns = []
     for q in range(per_thread):
         element, r, c = ctx.vgpr("ReducedElement"), ctx.vgpr("ReducedRow"), ctx.vgpr(f"ReducedCol{q}")
         row_off = ctx.vgpr(f"ReducedRowOffset{q}")
-        m.add(inst("v_add_u32", element, q * g.num_threads, regs.serial) if q else inst("v_mov_b32", element, regs.serial),
+        m.add(ctx.inst("v_add_u32", element, q * g.num_threads, regs.serial) if q else ctx.inst("v_mov_b32", element, regs.serial),
               divmod_const(ctx, c, r, element, g.mt0, tile_elems - 1),
-              inst("v_add_u32", r, base0, r),
-              inst("v_add_u32", c, base1, c),
+              ctx.inst("v_add_u32", r, base0, r),
+              ctx.inst("v_add_u32", c, base1, c),
               _masked_row_offset(ctx, regs, row_off, r))
         columns.append(Column([sums[q]], [row_off], c))
     return m, columns
@@ -296,14 +295,14 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> Module:
     beta_bits, beta = ctx.sgpr("BetaMagnitude"), regs.arg("Beta")
     m.add(srd_c_mod)
     if g.compute_type == "D":   # fp64: sign bit off the high word, then OR in the low word
-        m.add(inst("s_and_b32", beta_bits, beta[1], 0x7FFFFFFF, comment="+0 and -0 both mean no C"),
-              inst("s_or_b32", beta_bits, beta_bits, beta[0]))
+        m.add(ctx.inst("s_and_b32", beta_bits, beta[1], 0x7FFFFFFF, comment="+0 and -0 both mean no C"),
+              ctx.inst("s_or_b32", beta_bits, beta_bits, beta[0]))
     else:
         mask = 0x7FFF if g.compute_type == "H" else 0x7FFFFFFF
-        m.add(inst("s_and_b32", beta_bits, beta[0], mask, comment="+0 and -0 both mean no C"))
-    m.add(inst("s_cmp_eq_u32", beta_bits, 0),
-          inst("s_cbranch_scc1", beta_zero))
+        m.add(ctx.inst("s_and_b32", beta_bits, beta[0], mask, comment="+0 and -0 both mean no C"))
+    m.add(ctx.inst("s_cmp_eq_u32", beta_bits, 0),
+          ctx.inst("s_cbranch_scc1", beta_zero))
     m.add([_store_column(ctx, regs, scalars, c, srd_c, srd_d, True) for c in columns])
-    m.add(inst("s_branch", end), LabelDef(beta_zero.name))
+    m.add(ctx.inst("s_branch", end), LabelDef(beta_zero.name))
     m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
     return m.add(LabelDef(end.name))
