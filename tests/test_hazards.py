@@ -9,6 +9,7 @@ from tensile_asm.isa.arch import load_arch
 from tensile_asm.isa.hazard_pass import nops_for
 from tensile_asm.isa.hazards import hazard_model, hazards, insert_wait_states, required_wait_states
 from tensile_asm.isa.instruction import inst
+from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.parser import parse_instruction as P
 from tensile_asm.isa.registers import Label, VReg
@@ -21,7 +22,7 @@ def need(arch, history, consumer):
 
 
 def nops(wait_states):
-    return [i.render() for i in nops_for(wait_states)]
+    return [i.render() for i in nops_for(InstructionSet(load_arch("gfx90a")), wait_states)]
 
 
 def rules_hit(arch, history, consumer):

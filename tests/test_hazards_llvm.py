@@ -85,10 +85,12 @@ def _vgprs(lines):
     return sorted(k - KEY_V for k in keys if KEY_V <= k < KEY_A)
 
 
-def _kernel(producers, consumer, wait_states):
+def _kernel(arch, producers, consumer, wait_states):
+    from tensile_asm.isa.arch import load_arch
     from tensile_asm.isa.hazard_pass import nops_for
+    from tensile_asm.isa.instruction_set import InstructionSet
     init = [f"v_mov_b32 v{r}, {r}" for r in _vgprs([*producers, consumer])]     # v_cmpx_lt v7, v8: all lanes
-    nops = [i.render() for i in nops_for(wait_states)]
+    nops = [i.render() for i in nops_for(InstructionSet(load_arch(arch)), wait_states)]
     return "\n".join(["s_mov_b64 exec, -1", *init, "s_nop 7", "s_nop 7", "s_nop 7", *producers, *nops, consumer,
                       "s_endpgm"])
 
@@ -106,9 +108,9 @@ def test_strict_emulator_at_llvm_count_and_one_fewer(arch, probe):
     assert need > 0
     vgprs = (max(_vgprs([*producers, consumer])) + 8) // 8 * 8
     out = np.zeros(1, np.float32)
-    Emulator.load(build(_kernel(producers, consumer, need), vgprs=vgprs, sgprs=16, arch=arch, lds=256)).launch(
+    Emulator.load(build(_kernel(arch, producers, consumer, need), vgprs=vgprs, sgprs=16, arch=arch, lds=256)).launch(
         "k", grid=1, block=64, args=[out])
-    em = Emulator.load(build(_kernel(producers, consumer, need - 1), vgprs=vgprs, sgprs=16, arch=arch, lds=256))
+    em = Emulator.load(build(_kernel(arch, producers, consumer, need - 1), vgprs=vgprs, sgprs=16, arch=arch, lds=256))
     with pytest.raises(EmulationError) as info:
         em.launch("k", grid=1, block=64, args=[out])
     assert "strict: hazard '" in str(info.value) and "(1 more: s_nop" in str(info.value)

@@ -8,7 +8,8 @@ one forward sweep suffices and a second finds nothing to do (the pass is idempot
 
 from __future__ import annotations
 
-from tensile_asm.isa.instruction import Instruction, inst
+from tensile_asm.isa.instruction import Instruction
+from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import Label
 
@@ -16,12 +17,12 @@ _TERMINATORS = ("s_branch", "s_endpgm", "s_setpc_b64")
 MAX_NOP = 8            # s_nop 7 = 8 wait states
 
 
-def nops_for(wait_states: int, comment: str = "") -> list:
-    """``s_nop`` instructions providing ``wait_states`` (at most 8 each)."""
+def nops_for(isa: InstructionSet, wait_states: int, comment: str = "") -> list:
+    """``s_nop`` instructions providing ``wait_states`` (at most 8 each), created by ``isa``."""
     out = []
     while wait_states > 0:
         n = min(wait_states, MAX_NOP)
-        out.append(inst("s_nop", n - 1, comment=comment))
+        out.append(isa.inst("s_nop", n - 1, comment=comment))
         wait_states -= n
         comment = ""
     return out
@@ -87,7 +88,7 @@ def insert_wait_states(target, arch, assignment=None) -> int:
     """
     from tensile_asm.isa.hazards import hazard_model
 
-    model = hazard_model(arch)
+    model, isa = hazard_model(arch), InstructionSet(arch)
     items = list(target.flatten()) if isinstance(target, Module) else list(target)
     stream = _Stream(items, model, assignment)
     inserted, total = {}, 0
@@ -97,7 +98,7 @@ def insert_wait_states(target, arch, assignment=None) -> int:
         need, why = stream.deficit(i)
         if need:
             stream.extra[i] += need
-            inserted[id(stream.items[i])] = nops_for(need, f"hazard: {why.rule.name}")
+            inserted[id(stream.items[i])] = nops_for(isa, need, f"hazard: {why.rule.name}")
             total += need
     if inserted:
         if isinstance(target, Module):
