@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tensile_asm.cli.main import main
-from tensile_asm.emulator import coverage, handlers  # noqa: F401  (handlers: registers every handler)
-from tensile_asm.emulator.program import HANDLERS
+from tensile_asm.emulator import coverage
+from tensile_asm.emulator.registry import registry
 from tensile_asm.isa.instruction_lists import LISTED_ARCHES, load_instructions, rejected_mnemonics
 
 # Registered names that LLVM never prints for a gfx9 target (checked against every list below):
@@ -35,7 +35,7 @@ def test_every_registered_handler_name_is_an_instruction_of_some_arch():
     """Catches a typo in a @handles(...) name. The <op>_dpp / <op>_sdwa wrappers are registered for
     every VOP handler (forms that do not exist are never met), so only base names are checked."""
     listed = {coverage.canonical(n) for arch in LISTED_ARCHES for n in load_instructions(arch)}
-    stray = {n for n in HANDLERS if not n.endswith(("_dpp", "_sdwa")) and n not in listed}
+    stray = {n for n in registry().handlers if not n.endswith(("_dpp", "_sdwa")) and n not in listed}
     assert stray <= NOT_GFX9_NAMES, sorted(stray - NOT_GFX9_NAMES)
 
 
@@ -50,7 +50,7 @@ def test_gfx90a_coverage_adds_up_and_follows_the_handlers(monkeypatch):
     assert "v_fmac_f32_e64" in by_family["VOP3"].implemented
     assert "v_mfma_f32_32x32x8f16" in by_family["MFMA/SMFMAC"].implemented
     assert set(by_family) >= {"SOP1", "SMEM", "VOPC", "DS", "GLOBAL", "FLAT", "SCRATCH"} and by_family["MIMG"].graphics
-    monkeypatch.delitem(HANDLERS, "v_fmac_f32")       # the count follows the registry
+    monkeypatch.delitem(registry().handlers, "v_fmac_f32")       # the count follows the registry
     assert not coverage.is_implemented("v_fmac_f32_e32") and coverage.is_implemented("v_fmac_f32_dpp")
 
 

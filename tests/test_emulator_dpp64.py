@@ -121,14 +121,15 @@ def test_dpp64_other_controls_are_refused():
     """Only row_newbcast exists for DP ALU DPP (llvm-mc refuses the others), so the parsed form is compiled."""
     from types import SimpleNamespace
 
-    from tensile_asm.emulator.program import HANDLERS, Compiler, Unsupported
+    from tensile_asm.emulator.program import Compiler, Unsupported
+    from tensile_asm.emulator.registry import registry
     from tensile_asm.isa.parser import parse_instruction
     cx = Compiler(SimpleNamespace(wavefront_size=64), SimpleNamespace(float_denorm_mode_32=3), True, {})
     ins = parse_instruction("v_ceil_f64_dpp v[8:9], v[2:3] row_shl:1 row_mask:0xf bank_mask:0xf")
     with pytest.raises(Unsupported, match="only row_newbcast"):
-        HANDLERS[ins.opcode](ins, cx)
+        registry().handlers[ins.opcode](ins, cx)
     ok = parse_instruction("v_ceil_f64_dpp v[8:9], v[2:3] row_newbcast:1 row_mask:0xf bank_mask:0xf")
-    HANDLERS[ok.opcode](ok, cx)
+    registry().handlers[ok.opcode](ok, cx)
 
 
 def test_parser_reads_negated_register_pairs_before_modifiers():

@@ -140,9 +140,8 @@ def test_data_types(types, arch_name, ta, tb, tmp_path):
     """fp16/bf16 inputs (widened to fp32 in LDS, fp32 accumulation), fp16/bf16/fp32 outputs, and fp64."""
     a_type, d_type, c_type = types
     if a_type == "D":
-        import tensile_asm.emulator  # noqa: F401  (registers the instruction handlers)
-        from tensile_asm.emulator.program import HANDLERS
-        if "v_fma_f64" not in HANDLERS:
+        from tensile_asm.emulator.registry import registry
+        if "v_fma_f64" not in registry().handlers:
             pytest.skip("the emulator does not execute v_fma_f64 yet, so fp64 kernels cannot be verified")
     pt = {"OperationType": "GEMM", "DataType": TYPE_NAMES[a_type], "DestDataType": TYPE_NAMES[d_type],
           "ComputeDataType": TYPE_NAMES[c_type], "TransposeA": ta, "TransposeB": tb, "Batched": True,

@@ -44,15 +44,15 @@ def family(name: str, encoding: str) -> str:
 
 
 def is_implemented(name: str) -> bool:
-    from tensile_asm.emulator import handlers  # noqa: F401  (registers every handler)
-    from tensile_asm.emulator.program import HANDLERS, PREFIX_HANDLERS
+    from tensile_asm.emulator.registry import registry
+    handlers, prefixes = registry().handlers, registry().prefixes
 
     if name.endswith(("_dpp", "_sdwa")):
-        return name in HANDLERS
+        return name in handlers
     base = canonical(name)
-    if base in HANDLERS:
+    if base in handlers:
         return True
-    for prefix, builder in PREFIX_HANDLERS.items():
+    for prefix, builder in prefixes.items():
         if base.startswith(prefix):
             accepts = getattr(builder, "accepts", None)   # a prefix builder may name what it parses
             return accepts(base) if accepts else True

@@ -27,7 +27,10 @@ import numpy as np
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.lds import _lane_addresses, _lane_dwords
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 _ROWS = np.array([[0], [4]], np.int64)          # the chunk's two dwords, byte offsets from the address
 _UINT = {16: np.uint16, 8: np.uint8}

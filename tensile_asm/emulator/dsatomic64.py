@@ -19,9 +19,12 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.emulator.vatomic import FLOAT_OPS, INT_OPS, in_rounds
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32, U64 = np.uint32, np.uint64
 

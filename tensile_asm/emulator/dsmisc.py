@@ -23,10 +23,13 @@ import numpy as np
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.lds import byte_mask, sub_dword
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.emulator.state import M0
 from tensile_asm.emulator.vmem16 import write_half
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32 = np.uint32
 

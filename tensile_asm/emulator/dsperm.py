@@ -13,8 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32 = np.uint32
 

@@ -32,10 +32,13 @@ from tensile_asm.emulator.dsatomic import OPS as ATOMIC_OPS
 from tensile_asm.emulator.expcnt import locked_keys
 from tensile_asm.emulator.lds import _offsets
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import HANDLERS, Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.emulator.state import M0
 from tensile_asm.errors import UserError
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32 = np.uint32
 
@@ -254,9 +257,9 @@ def _dispatch(name: str, lds_builder):
     return build
 
 
-def register() -> None:
-    """Give every DS handler registered so far its gds form (handlers.py calls this after them all;
+def add_gds_forms(handlers: dict) -> None:
+    """Give every DS handler in ``handlers`` its gds form (registry.py calls this after every DS table;
     a DS opcode without one here then fails clearly instead of running on LDS)."""
-    for name, builder in list(HANDLERS.items()):
+    for name, builder in list(handlers.items()):
         if name.startswith("ds_") and name not in _NOT_MODELLED and not getattr(builder, "gds_dispatch", False):
-            HANDLERS[name] = _dispatch(name, builder)
+            handlers[name] = _dispatch(name, builder)

@@ -28,8 +28,11 @@ import numpy as np
 from tensile_asm.emulator import lds_dma
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, describe, handles, reg_keys, register_file
+from tensile_asm.emulator.program import HandlerTable, Unsupported, describe, reg_keys, register_file
 from tensile_asm.errors import EmulationError
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 
 class LdsTracker:

@@ -12,7 +12,10 @@ import numpy as np
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.lds import byte_mask, sub_dword
-from tensile_asm.emulator.program import handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, reg_keys
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U8, U32 = np.uint8, np.uint32
 

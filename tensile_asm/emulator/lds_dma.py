@@ -37,9 +37,12 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import HANDLERS, Unsupported, describe, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, describe, reg_keys
 from tensile_asm.emulator.state import M0
 from tensile_asm.emulator.vmem import _buffer_addresses, _global_addresses
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32, U64 = np.uint32, np.uint64
 
@@ -143,10 +146,15 @@ def _with_lds_form(base, lds_build):
 
 for _name in FORMS:
     handles(f"global_load_lds_{_name}")(_global_builder(_name))
-    for _prefix, _builder in (("buffer_load_", _buffer_builder), ("global_load_", _global_builder)):
-        _plain = HANDLERS.get(_prefix + _name)
-        if _plain is not None:                  # vmem.py registered the VGPR form; lds goes here
-            HANDLERS[_prefix + _name] = _with_lds_form(_plain, _builder(_name))
+
+
+def add_lds_forms(handlers: dict) -> None:
+    """Give the buffer/global loads in ``handlers`` (vmem.py's VGPR forms) their ``lds`` form."""
+    for name in FORMS:
+        for prefix, builder in (("buffer_load_", _buffer_builder), ("global_load_", _global_builder)):
+            plain = handlers.get(prefix + name)
+            if plain is not None:
+                handlers[prefix + name] = _with_lds_form(plain, builder(name))
 
 
 # -- strict: a DS access of LDS that an LDS-DMA load of the same wave is still writing -------------

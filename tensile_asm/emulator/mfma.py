@@ -191,10 +191,5 @@ def _mfma_builder(ins, cx):
     return run
 
 
-def register_all() -> None:
-    from tensile_asm.emulator import program
-    _mfma_builder.accepts = lambda name: parse_mfma(name) is not None   # for emulator/coverage.py
-    program.PREFIX_HANDLERS["v_mfma_"] = _mfma_builder
-
-
-register_all()
+_mfma_builder.accepts = lambda name: parse_mfma(name) is not None   # for emulator/coverage.py
+PREFIXES = {"v_mfma_": _mfma_builder}      # opcode prefix -> builder (registry.py merges it)

@@ -22,8 +22,11 @@ from functools import lru_cache
 import numpy as np
 
 from tensile_asm.emulator.mfma import _FP8, output_map
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 _FORMATS = {0: ("fp8", 8), 1: ("bf8", 8), 2: ("fp6", 6), 3: ("bf6", 6), 4: ("fp4", 4)}   # cbsz/blgp code
 _SHAPES = {"v_mfma_f32_32x32x64_f8f6f4": 32, "v_mfma_f32_16x16x128_f8f6f4": 16}

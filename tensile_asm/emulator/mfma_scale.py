@@ -29,8 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.mfma_f8f6f4 import f8f6f4_runner, formats
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 _SHAPES = {"v_mfma_scale_f32_32x32x64_f8f6f4": (32, 64), "v_mfma_scale_f32_16x16x128_f8f6f4": (16, 128)}
 _MODIFIERS = ("cbsz", "blgp", "op_sel", "op_sel_hi")

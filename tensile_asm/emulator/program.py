@@ -1,6 +1,6 @@
 """Compile a kernel's parsed instructions once into a list of ``Op`` closures.
 
-Each handler builder (registered per opcode with ``@handles``) receives the ``Instruction`` and a
+Each handler builder (listed per opcode in its module's ``HandlerTable``, merged by registry.py) receives the ``Instruction`` and a
 ``Compiler`` and returns ``fn(wave)``; the compiler hands out operand accessors (read an SGPR, a
 VGPR row, an inline constant ...) so that decoding happens here, not per wave or per lane. ``fn``
 returns None to fall through, an op index to branch, or ``ENDPGM`` / ``BARRIER``.
@@ -23,18 +23,18 @@ ENDPGM, BARRIER = -1, -2
 M32, M64 = 0xFFFFFFFF, (1 << 64) - 1
 FLT_MIN = np.float32(1.17549435e-38)
 
-HANDLERS: dict = {}
-APERTURES: dict = {}             # aperture operand (src_private_base) -> its 64-bit value (scratch.py)
-PREFIX_HANDLERS: dict = {}       # opcode prefix -> builder, for families parsed from the name (MFMA)
 
+class HandlerTable(dict):
+    """One module's opcodes and their handler builders (canonical names, no _e32/_e64). Defining
+    entries registers nothing: ``registry.build_registry`` merges the tables it lists."""
 
-def handles(*opcodes):
-    """Register a handler builder for ``opcodes`` (canonical names, no _e32/_e64)."""
-    def deco(builder):
-        for name in opcodes:
-            HANDLERS[name] = builder
-        return builder
-    return deco
+    def handles(self, *opcodes):
+        """Decorator: ``builder`` handles ``opcodes``."""
+        def deco(builder):
+            for name in opcodes:
+                self[name] = builder
+            return builder
+        return deco
 
 
 class Unsupported(Exception):
@@ -141,8 +141,8 @@ class Compiler:
         if isinstance(op, Special) and op.name in ("vcc", "flat_scratch"):
             i = SPECIAL_INDEX[op.name]
             return lambda w: w.s[i] | w.s[i + 1] << 32
-        if isinstance(op, Special) and op.name in APERTURES:
-            c = APERTURES[op.name]
+        if isinstance(op, Special) and op.name in _apertures():
+            c = _apertures()[op.name]
             return lambda w: c
         raise Unsupported(f"cannot read {op} as a 64-bit scalar operand")
 
@@ -356,17 +356,23 @@ READS_DEST = frozenset({"v_fmac_f32", "v_mac_f32", "v_fmac_f64", "s_addk_i32", "
                         "v_mac_legacy_f32", "v_fmac_legacy_f32", "v_dot2c_f32_f16"})
 
 
+def _apertures() -> dict:
+    from tensile_asm.emulator.registry import registry
+    return registry().apertures
+
+
 def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bool) -> list:
-    from tensile_asm.emulator import handlers  # noqa: F401  (registers every handler)
+    from tensile_asm.emulator.registry import registry
+    handlers, prefixes = registry().handlers, registry().prefixes
 
     labels = {ins.address: i for i, ins in enumerate(instructions) if ins.address is not None}
     cx = Compiler(arch, descriptor, strict, labels)
     ops = []
     for index, ins in enumerate(instructions):
         check_limits(ins, limits)
-        builder = HANDLERS.get(ins.opcode)
+        builder = handlers.get(ins.opcode)
         if builder is None:
-            builder = next((b for p, b in PREFIX_HANDLERS.items() if ins.opcode.startswith(p)), None)
+            builder = next((b for p, b in prefixes.items() if ins.opcode.startswith(p)), None)
         cx.lane_bound = False
         if ins.opcode == UNPARSED:
             fn = _raiser(f"the disassembly line `{ins.comment}` could not be parsed")

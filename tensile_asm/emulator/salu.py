@@ -8,7 +8,10 @@ of compares, min and max.
 from __future__ import annotations
 
 from tensile_asm.emulator import strict as strict_mode
-from tensile_asm.emulator.program import BARRIER, ENDPGM, M32, M64, Unsupported, handles
+from tensile_asm.emulator.program import BARRIER, ENDPGM, M32, M64, HandlerTable, Unsupported
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 SIGN32 = 0x80000000
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import M32, M64, Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import M32, M64, HandlerTable, Unsupported, reg_keys
 from tensile_asm.emulator.state import READY
 from tensile_asm.isa.hwreg import (HWREG_NAMES, MODE_DESCRIPTOR_BITS, MODE_DENORM_SHIFT, SENDMSG_NAMES,
                                    hwreg_fields)
 from tensile_asm.isa.registers import Imm, Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 SGPR_FILE = 102          # s0..s101: M0-relative moves stay inside the general SGPRs
 

@@ -37,10 +37,13 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import APERTURES, HANDLERS, Unsupported, handles, reg_keys, register_file
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys, register_file
 from tensile_asm.emulator.state import FLAT_SCRATCH_LO
 from tensile_asm.errors import UserError
 from tensile_asm.isa.registers import Reg, Special
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 PRIVATE_BASE = 0x7000_0000_0000          # the emulator's private aperture: no DeviceMemory buffer is there
 APERTURE = 1 << 40                        # of the private segment buffer's base
@@ -306,9 +309,9 @@ def _flat_private_offsets(ins, cx, load):
     return offsets
 
 
-def _wrap(name, nbytes, private_offsets, data_index, load_kind=None, high=False):
+def _wrap(handlers, name, nbytes, private_offsets, data_index, load_kind=None, high=False):
     """Give the handler of ``name`` a private path, taken when ``private_offsets`` finds one."""
-    base_builder = HANDLERS.get(name)
+    base_builder = handlers.get(name)
 
     def build(ins, cx):
         if ins.has_modifier("lds"):                # LDS-DMA forms (lds_dma.py) are never private
@@ -354,19 +357,21 @@ def _wrap(name, nbytes, private_offsets, data_index, load_kind=None, high=False)
         if getattr(base, "lane_bound", False):
             run.lane_bound = True
         return run
-    handles(name)(build)
+    handlers[name] = build
 
 
-def register() -> None:
-    """Give the buffer and flat load/store handlers their private path (call after every module that
-    registers them)."""
+def add_private_paths(handlers: dict, apertures: dict) -> None:
+    """Give the buffer and flat load/store handlers in ``handlers`` their private path (call after
+    every table that holds them), and name the private aperture's base in ``apertures``."""
     for suffix, (n, kind) in LOADS.items():
-        _wrap(f"buffer_load_{suffix}", n, _buffer_private_offsets, 0, load_kind=kind)
-        _wrap(f"flat_load_{suffix}", n, lambda ins, cx: _flat_private_offsets(ins, cx, True), 0, load_kind=kind)
+        _wrap(handlers, f"buffer_load_{suffix}", n, _buffer_private_offsets, 0, load_kind=kind)
+        _wrap(handlers, f"flat_load_{suffix}", n, lambda ins, cx: _flat_private_offsets(ins, cx, True), 0,
+              load_kind=kind)
     for suffix, (n, high) in STORES.items():
-        _wrap(f"buffer_store_{suffix}", n, _buffer_private_offsets, 0, high=high)
-        _wrap(f"flat_store_{suffix}", n, lambda ins, cx: _flat_private_offsets(ins, cx, False), 1, high=high)
-    APERTURES["src_private_base"] = PRIVATE_BASE
+        _wrap(handlers, f"buffer_store_{suffix}", n, _buffer_private_offsets, 0, high=high)
+        _wrap(handlers, f"flat_store_{suffix}", n, lambda ins, cx: _flat_private_offsets(ins, cx, False), 1,
+              high=high)
+    apertures["src_private_base"] = PRIVATE_BASE
 
 
-__all__ = ["PRIVATE_BASE", "PrivateMemory", "check_launch", "register", "segment_buffer"]
+__all__ = ["PRIVATE_BASE", "PrivateMemory", "add_private_paths", "check_launch", "segment_buffer"]

@@ -9,8 +9,11 @@ given). The destination SGPRs are written at once; in strict mode they stay PEND
 from __future__ import annotations
 
 from tensile_asm.emulator import strict as strict_mode
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.isa.registers import Imm, Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 _COUNTS = {"dword": 1, "dwordx2": 2, "dwordx4": 4, "dwordx8": 8, "dwordx16": 16}
 

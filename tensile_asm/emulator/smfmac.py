@@ -133,10 +133,5 @@ def _smfmac_builder(ins, cx):
     return run
 
 
-def register_all() -> None:
-    from tensile_asm.emulator import program
-    _smfmac_builder.accepts = lambda name: parse_smfmac(name) is not None   # for emulator/coverage.py
-    program.PREFIX_HANDLERS["v_smfmac_"] = _smfmac_builder
-
-
-register_all()
+_smfmac_builder.accepts = lambda name: parse_smfmac(name) is not None   # for emulator/coverage.py
+PREFIXES = {"v_smfmac_": _smfmac_builder}      # opcode prefix -> builder (registry.py merges it)

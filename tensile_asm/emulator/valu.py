@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.program import M32, Unsupported, handles
+from tensile_asm.emulator.program import M32, HandlerTable, Unsupported
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32, I32, U64 = np.uint32, np.int32, np.uint64
 _24 = 0xFFFFFF

@@ -20,8 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.emulator.vmem import _buffer_addresses, _global_addresses, _vm_issue, _write_rows
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32, U64 = np.uint32, np.uint64
 

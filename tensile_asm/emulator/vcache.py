@@ -7,8 +7,11 @@ writeback has completed"), the invalidates do not (``getMUBUFIsBufferInv``: no V
 
 from __future__ import annotations
 
-from tensile_asm.emulator.program import handles
+from tensile_asm.emulator.program import HandlerTable
 from tensile_asm.emulator.vmem import _vm_issue
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 
 @handles("buffer_wbl2")

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
 from tensile_asm.emulator.state import mask_of
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 _INT_REL = {
     "f": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),

@@ -18,10 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.half16 import allow_modifiers, f16_source, half_bits
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
 from tensile_asm.emulator.state import mask_of
 from tensile_asm.emulator.vcmp import _FLOAT_REL, _INT_REL
 from tensile_asm.emulator.vhalf import f64_src
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 I64, U64 = np.int64, np.uint64
 # kind: (exponent bits, mantissa bits) of the float formats the class tests read

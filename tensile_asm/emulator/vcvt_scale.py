@@ -34,9 +34,12 @@ import numpy as np
 
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.mfma_f8f6f4 import _TABLES
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.emulator.vfp8 import _encoder as fp8_encoder
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 # destination: (significant bits, smallest normal exponent, largest finite value)
 _DEST = {"f32": (24, -126, float(np.finfo(np.float32).max)), "f16": (11, -14, 65504.0),

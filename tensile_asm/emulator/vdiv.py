@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.program import handles
+from tensile_asm.emulator.program import HandlerTable
 from tensile_asm.emulator.state import VCC_HI, VCC_LO
 from tensile_asm.emulator.vfloat import fma_f32
 from tensile_asm.emulator.vhalf import f64_src
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F32, F64, U32, U64 = np.float32, np.float64, np.uint32, np.uint64
 _P = {"f32": (F32, 64, 126, 23, 255), "f64": (F64, 128, 1022, 52, 2047)}   # type, scale, emax, mant, exp_all1

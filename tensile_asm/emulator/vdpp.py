@@ -27,7 +27,7 @@ import dataclasses
 
 import numpy as np
 
-from tensile_asm.emulator.program import HANDLERS, Compiler, Unsupported, _flush, handles, reg_keys
+from tensile_asm.emulator.program import Compiler, Unsupported, _flush, reg_keys
 from tensile_asm.emulator.state import mask_of
 from tensile_asm.isa.registers import Reg
 
@@ -114,9 +114,9 @@ class _DppCompiler(Compiler):
         return lambda w: (shuffle(w, w.v[i]).astype(U64) | (shuffle(w, w.v[i + 1]).astype(U64) << U64(32)))
 
 
-def _dpp_builder(ins, cx):
+def _dpp_builder(ins, cx, handlers: dict):
     base_name = ins.opcode[: -len("_dpp")]
-    builder = HANDLERS.get(base_name)
+    builder = handlers.get(base_name)
     if builder is None:
         raise Unsupported(f"the emulator does not implement '{base_name}'")
     if cx.lanes != _LANES:
@@ -176,14 +176,14 @@ def _dpp_builder(ins, cx):
     return run
 
 
-def register_dpp(opcodes) -> None:
-    for name in opcodes:
-        handles(name + "_dpp")(_dpp_builder)
+def add_dpp_forms(handlers: dict) -> None:
+    """Give every VOP1/VOP2 operation in ``handlers`` its ``<op>_dpp`` form (the builder refuses forms it
+    cannot express); VOP3-only and VOPC operations have no gfx9 DPP form (the assembler refuses them)."""
+    def build(ins, cx):
+        return _dpp_builder(ins, cx, handlers)
+    for name in [name for name in list(handlers) if name.startswith("v_") and not name.startswith(
+            ("v_mfma", "v_smfmac", "v_pk_", "v_cmp", "v_readlane", "v_writelane", "v_readfirstlane"))]:
+        handlers[name + "_dpp"] = build
 
 
-# Every VOP1/VOP2 operation the emulator implements may come with DPP (the builder refuses forms it
-# cannot express); VOP3-only and VOPC operations have no gfx9 DPP form (the assembler refuses them).
-register_dpp([name for name in list(HANDLERS) if name.startswith("v_") and not name.startswith(
-    ("v_mfma", "v_smfmac", "v_pk_", "v_cmp", "v_readlane", "v_writelane", "v_readfirstlane"))])
-
-__all__ = ["source_lanes"]
+__all__ = ["add_dpp_forms", "source_lanes"]

@@ -24,7 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.half16 import allow_modifiers, f16_bits, f16_source, half_bits, half_dest, op_sel
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F16, F64, U32 = np.float16, np.float64, np.uint32
 _TINY16 = 2.0 ** -14          # smallest normal fp16

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
 from tensile_asm.emulator.vhalf import f64_src
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F32, F64, U32, U64 = np.float32, np.float64, np.uint32, np.uint64
 

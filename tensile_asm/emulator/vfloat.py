@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.program import handles
+from tensile_asm.emulator.program import HandlerTable
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F32, F64, U32, U64 = np.float32, np.float64, np.uint32, np.uint64
 _SHIFT, _MIDPOINT = U64(35), U64(1 << 63)     # low 29 bits of an fp64 == 0x10000000: an fp32 midpoint

@@ -13,9 +13,12 @@ V# word 3 (Vega/CDNA ISA guides, "Buffer Resource"): DST_SEL_X/Y/Z/W [2:0] [5:3]
 from __future__ import annotations
 
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
 from tensile_asm.emulator.vmem import _buffer_load_builder, _buffer_store_builder
 from tensile_asm.isa.symbolic_fields import DATA_FORMATS, NUM_FORMATS, DEFAULT_DFMT, DEFAULT_NFMT
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 COMPONENTS = {"x": 1, "xy": 2, "xyz": 3, "xyzw": 4}
 DWORD_FORMATS = {"32": 1, "32_32": 2, "32_32_32": 3, "32_32_32_32": 4}

@@ -22,8 +22,11 @@ import numpy as np
 
 from tensile_asm.emulator.memory import Fault
 from tensile_asm.emulator.mfma import _FP8
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F32, F64, I64, U32 = np.float32, np.float64, np.int64, np.uint32
 

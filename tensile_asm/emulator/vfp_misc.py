@@ -22,10 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.half16 import allow_modifiers, f16_bits, f16_of, f16_source, half_bits, half_dest
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.emulator.vf16 import _mad as mad_f16
 from tensile_asm.emulator.vfloat import fma_f32
 from tensile_asm.emulator.vhalf import f64_src
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F16, F32, F64, I64, U32, U64 = np.float16, np.float32, np.float64, np.int64, np.uint32, np.uint64
 _BELOW_ONE = {"f16": np.array(0x3BFF, np.uint16).view(F16).astype(F64),

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator import mfma_f8f6f4  # noqa: F401  (registers the gfx950 f8f6f4 MFMA)
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F16, F32, U16, U32, U64 = np.float16, np.float32, np.uint16, np.uint32, np.uint64
 _MODIFIERS_F32 = ("neg", "abs")

@@ -17,9 +17,12 @@ import numpy as np
 
 from tensile_asm.emulator.fma64 import fma_f64
 from tensile_asm.emulator.half16 import allow_modifiers, f16_bits, f16_of, half_bits, half_dest, op_sel
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
 from tensile_asm.emulator.vfloat import fma_f32
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F16, F32, F64, U32, U64 = np.float16, np.float32, np.float64, np.uint32, np.uint64
 

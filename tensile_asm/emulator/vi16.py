@@ -16,7 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.half16 import allow_modifiers, half_bits, half_dest, op_sel
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 I64, U32 = np.int64, np.uint32
 

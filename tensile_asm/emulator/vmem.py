@@ -21,8 +21,11 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import Unsupported, handles, reg_keys, register_file
+from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys, register_file
 from tensile_asm.isa.registers import Reg, Special
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32, U64 = np.uint32, np.uint64
 _DWORDS = {"dword": 1, "dwordx2": 2, "dwordx3": 3, "dwordx4": 4}

@@ -13,9 +13,12 @@ import numpy as np
 
 from tensile_asm.emulator import strict as strict_mode
 from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.program import handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, reg_keys
 from tensile_asm.emulator.lds import byte_mask, sub_dword
 from tensile_asm.emulator.vmem import _active, _vm_issue, element_addresses
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U16, U32, U64 = np.uint16, np.uint32, np.uint64
 

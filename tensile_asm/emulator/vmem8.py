@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.program import handles, reg_keys
+from tensile_asm.emulator.program import HandlerTable, reg_keys
 from tensile_asm.emulator.vmem import _active, _vm_issue, element_addresses
 from tensile_asm.emulator.vmem16 import write_half
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 U32, U64 = np.uint32, np.uint64
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
 from tensile_asm.emulator.vfloat import fma_f32
 from tensile_asm.isa.registers import Reg
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F32 = np.float32
 

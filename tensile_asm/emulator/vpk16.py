@@ -15,7 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.half16 import allow_modifiers, f16_source, op_sel
-from tensile_asm.emulator.program import Unsupported, handles
+from tensile_asm.emulator.program import HandlerTable, Unsupported
+
+TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
+handles = TABLE.handles
 
 F16, F32, F64, I64, U32 = np.float16, np.float32, np.float64, np.int64, np.uint32
 

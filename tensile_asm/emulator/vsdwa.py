@@ -27,7 +27,7 @@ import dataclasses
 
 import numpy as np
 
-from tensile_asm.emulator.program import HANDLERS, M32, Compiler, Unsupported, _float_post, _flush, handles, reg_keys
+from tensile_asm.emulator.program import M32, Compiler, Unsupported, _float_post, _flush, reg_keys
 from tensile_asm.isa.instruction import SDWA_SELECTORS, SDWA_UNUSED
 from tensile_asm.isa.registers import INLINE_FLOATS, Imm, Reg, Special
 
@@ -196,9 +196,9 @@ class _SdwaCompiler(Compiler):
         return super().vwrite64(op)
 
 
-def _sdwa_builder(ins, cx):
+def _sdwa_builder(ins, cx, handlers: dict):
     base_name = ins.opcode[: -len("_sdwa")]
-    builder = HANDLERS.get(base_name)
+    builder = handlers.get(base_name)
     if builder is None:
         raise Unsupported(f"the emulator does not implement '{base_name}'")
     base_mods = tuple((m, v) for m, v in ins.modifiers if m not in _SDWA_MODIFIERS)
@@ -260,15 +260,15 @@ _CLAMP_IN_HANDLER = frozenset({"v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_
                                "v_add_u16", "v_sub_u16", "v_subrev_u16"})
 
 
-def register_sdwa(opcodes) -> None:
-    for name in opcodes:
-        handles(name + "_sdwa")(_sdwa_builder)
+def add_sdwa_forms(handlers: dict) -> None:
+    """Give every VOP1/VOP2/VOPC operation in ``handlers`` its ``<op>_sdwa`` form; VOP3-only operations
+    (three sources) and 64-bit operands are refused when compiled."""
+    def build(ins, cx):
+        return _sdwa_builder(ins, cx, handlers)
+    for name in [name for name in list(handlers) if name.startswith("v_") and not name.endswith(("_dpp", "_sdwa"))
+                 and not name.startswith(("v_mfma", "v_smfmac", "v_pk_", "v_readlane", "v_writelane",
+                                          "v_readfirstlane", "v_accvgpr"))]:
+        handlers[name + "_sdwa"] = build
 
 
-# Every VOP1/VOP2/VOPC operation the emulator implements may come with SDWA; VOP3-only operations
-# (three sources) and 64-bit operands are refused when compiled.
-register_sdwa([name for name in list(HANDLERS) if name.startswith("v_") and not name.endswith(("_dpp", "_sdwa"))
-               and not name.startswith(("v_mfma", "v_smfmac", "v_pk_", "v_readlane", "v_writelane",
-                                        "v_readfirstlane", "v_accvgpr"))])
-
-__all__ = ["FIELDS", "place", "select"]
+__all__ = ["FIELDS", "add_sdwa_forms", "place", "select"]
