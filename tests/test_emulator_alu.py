@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tensile_asm.emulator import Emulator
-from tensile_asm.emulator.vfloat import fma_f32
+from tensile_asm.emulator.vector.float32 import fma_f32
 
 from conftest import have_llvm
 from emulator_asm import build

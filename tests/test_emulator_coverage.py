@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -52,6 +54,20 @@ def test_gfx90a_coverage_adds_up_and_follows_the_handlers(monkeypatch):
     assert set(by_family) >= {"SOP1", "SMEM", "VOPC", "DS", "GLOBAL", "FLAT", "SCRATCH"} and by_family["MIMG"].graphics
     monkeypatch.delitem(registry().handlers, "v_fmac_f32")       # the count follows the registry
     assert not coverage.is_implemented("v_fmac_f32_e32") and coverage.is_implemented("v_fmac_f32_dpp")
+
+
+def test_importing_emulator_modules_registers_nothing():
+    """Only registry.build_registry() builds the registry: importing every emulator module in a fresh
+    interpreter leaves it unbuilt, and two builds give the same opcodes and builders."""
+    code = ("import importlib, pkgutil, tensile_asm.emulator as e\n"
+            "for m in pkgutil.walk_packages(e.__path__, 'tensile_asm.emulator.'): importlib.import_module(m.name)\n"
+            "from tensile_asm.emulator import registry\n"
+            "print(registry.registry.cache_info().currsize)\n"
+            "a, b = registry.build_registry(), registry.build_registry()\n"
+            "print(len(a.handlers), sorted(a.handlers) == sorted(b.handlers), sorted(a.prefixes))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "0"
+    assert out[1] == f"{len(registry().handlers)} True ['v_mfma_', 'v_smfmac_']"
 
 
 def test_a_prefix_handler_counts_only_the_names_it_parses():

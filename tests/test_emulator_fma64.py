@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tensile_asm.emulator import Emulator
-from tensile_asm.emulator.fma64 import fma_f64
+from tensile_asm.emulator.vector.fma_f64 import fma_f64
 
 from conftest import have_llvm
 from emulator_asm import build

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tensile_asm.emulator import Emulator
-from tensile_asm.emulator.memory import Fault
+from tensile_asm.emulator.memory.device import Fault
 from tensile_asm.emulator.program import Limits, compile_ops
 from tensile_asm.errors import EmulationError, UserError
 from tensile_asm.isa.arch import load_arch

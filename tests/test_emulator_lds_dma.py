@@ -1,4 +1,4 @@
-"""LDS DMA (emulator/lds_dma.py): buffer_load_* ... lds and global_load_lds_* write each active lane's
+"""LDS DMA (emulator/lds/dma.py): buffer_load_* ... lds and global_load_lds_* write each active lane's
 data to LDS at M0 + instruction offset + lane * (4 or 16); checked by reading the LDS back with
 ds_read against a numpy model, plus the strict errors (no s_waitcnt vmcnt before a DS access, races
 between waves) and the cycle model."""

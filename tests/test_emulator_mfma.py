@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tensile_asm.emulator import Emulator
-from tensile_asm.emulator.mfma import parse_mfma
+from tensile_asm.emulator.matrix.mfma import parse_mfma
 
 from conftest import have_llvm
 from emulator_asm import assemble, kernel_source

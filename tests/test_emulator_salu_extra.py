@@ -1,4 +1,4 @@
-"""The rarer scalar instructions (salu_extra.py) against references written here from the ISA guide's
+"""The rarer scalar instructions (scalar/bits.py, scalar/control.py) against references written here from the ISA guide's
 definitions: bit scans/counts, quad masks, bitset, 64-bit BFE/BFM, M0-relative moves, calls,
 s_getreg/s_setreg of MODE, and the SOPP instructions that stop a launch."""
 

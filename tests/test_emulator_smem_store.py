@@ -1,4 +1,4 @@
-"""SMEM stores and atomics (smem_store.py) against a dword-list model of memory written here: every
+"""SMEM stores and atomics (scalar/stores.py) against a dword-list model of memory written here: every
 store width, immediate/SGPR offsets, buffer num_records cut-offs, every 32/64-bit atomic with and
 without glc, buffer atomics in and out of range, strict lgkmcnt on returned values."""
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tensile_asm.emulator import Emulator
-from tensile_asm.emulator.vdiv import div_fixup, div_scale
+from tensile_asm.emulator.vector.division import div_fixup, div_scale
 
 from conftest import have_llvm
 from emulator_asm import SIX_ROWS_IN_TWO_OUT, build

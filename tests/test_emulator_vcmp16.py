@@ -1,4 +1,4 @@
-"""fp16/fp64/16-bit integer compares and the class tests (vcmp16.py) on random data with NaNs,
+"""fp16/fp64/16-bit integer compares and the class tests (vector/compare16_64.py) on random data with NaNs,
 infinities, denormals and signed zeros, against references written here from IEEE semantics."""
 
 import numpy as np

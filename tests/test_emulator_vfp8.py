@@ -1,4 +1,4 @@
-"""fp8/bf8 conversions (vfp8.py), FNUZ on gfx942 and OCP on gfx950: every code decoded, random fp32
+"""fp8/bf8 conversions (vector/convert_fp8.py), FNUZ on gfx942 and OCP on gfx950: every code decoded, random fp32
 values (denormals, ties, signed zeros) encoded, against references written here from the formats."""
 
 import math

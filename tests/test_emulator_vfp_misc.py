@@ -1,4 +1,4 @@
-"""Float VALU operations of vfp_misc.py on random data with NaN/inf/denormals/signed zeros, against
+"""Float VALU operations of vector/float_parts_madak.py on random data with NaN/inf/denormals/signed zeros, against
 per-lane Python references (math.frexp/ldexp/floor, numpy fp16 arithmetic) written here."""
 
 import math

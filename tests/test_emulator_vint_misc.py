@@ -1,4 +1,4 @@
-"""Integer/bit VALU operations of vint_misc.py on random words, against per-lane Python references
+"""Integer/bit VALU operations of vector/integer_media.py on random words, against per-lane Python references
 written here from the ISA's descriptions."""
 
 import numpy as np

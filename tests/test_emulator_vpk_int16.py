@@ -1,4 +1,4 @@
-"""Packed 16-bit integer VOP3P operations (vpk_int16.py) with op_sel/op_sel_hi and saturating clamp,
+"""Packed 16-bit integer VOP3P operations (vector/integer_packed16.py) with op_sel/op_sel_hi and saturating clamp,
 on random words against per-lane Python references written here."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""fp16/fp64 transcendental approximations (vtrans.py): operand plumbing, modifiers, special values and
+"""fp16/fp64 transcendental approximations (vector/transcendental.py): operand plumbing, modifiers, special values and
 the zeroed high half, against per-lane Python math references (the emulator's values are the real
 functions rounded once, which is what is checked; hardware may differ in the last bit)."""
 

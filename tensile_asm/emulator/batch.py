@@ -21,12 +21,13 @@ import copy
 
 import numpy as np
 
-from tensile_asm.emulator import fuse, hazard_check
-from tensile_asm.emulator.lds_dma import is_lds_dma, merge_batch_members
-from tensile_asm.emulator.memory import Fault
+from tensile_asm.emulator import fuse
+from tensile_asm.emulator.lds.dma import is_lds_dma, merge_batch_members
+from tensile_asm.emulator.memory.device import Fault
 from tensile_asm.emulator.program import describe
 from tensile_asm.emulator.state import READY
-from tensile_asm.emulator.strict import Pending, read_error
+from tensile_asm.emulator.strict import hazards
+from tensile_asm.emulator.strict.waitcnt import Pending, read_error
 from tensile_asm.errors import EmulationError
 
 
@@ -93,7 +94,7 @@ class WaveBatch:
         for w in self.subs[1:]:
             w.rstate = bytearray(self.rstate)
             w.pending = _copy_pending(self.pending)
-        hazard_check.copy_state(self.subs[0], self.subs[1:])
+        hazards.copy_state(self.subs[0], self.subs[1:])
 
 
 def _copy_pending(p: Pending) -> Pending:
@@ -117,7 +118,7 @@ def can_batch(group) -> bool:
     for w in waves[1:]:
         if w.rstate != lead.rstate or not _same_pending(w.pending, lead.pending):
             return False
-    return hazard_check.same_state(waves)
+    return hazards.same_state(waves)
 
 
 def _same_pending(p: Pending, q: Pending) -> bool:
@@ -129,7 +130,7 @@ def _same_pending(p: Pending, q: Pending) -> bool:
 def merge_pending(group) -> None:
     """Before a batch forms: the leader's outstanding LDS writes carry every member's lanes."""
     lead = group.waves[0].pending
-    for queue in ("lgkm", "vm"):                 # vm: LDS-DMA loads (lds_dma.py)
+    for queue in ("lgkm", "vm"):                 # vm: LDS-DMA loads (lds/dma.py)
         for i, e in enumerate(getattr(lead, queue)):
             if e.lds_parts is None:
                 continue

@@ -4,7 +4,7 @@ A GEMM kernel's inner loop is mostly ``v_fmac_f32`` to distinct accumulators (16
 thread tile, 64 for 8x8). Each costs about ten small numpy calls on 64-256 lanes, so the interpreter's
 overhead, not the arithmetic, dominates. ``fuse_runs`` replaces the first op of each such stretch with
 one that gathers the stretch's source rows, computes every result at once with the same arithmetic
-(``vfloat.fma_f32`` / the unfused gfx9 multiply-add), and scatters them back.
+(``vector/float32.fma_f32`` / the unfused gfx9 multiply-add), and scatters them back.
 
 The results are bit for bit those of running the ops one by one, because the fused ops are
 independent: no op of a stretch reads or writes a register another op of it writes. Strict mode sees
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensile_asm.emulator.memory import Fault
+from tensile_asm.emulator.memory.device import Fault
 from tensile_asm.emulator.program import Op, _flush
-from tensile_asm.emulator.vfloat import F32, fma_f32
+from tensile_asm.emulator.vector.float32 import F32, fma_f32
 from tensile_asm.isa.registers import Label, Reg
 
 MAX_PARTS = 128

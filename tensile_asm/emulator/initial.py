@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from tensile_asm.emulator import scratch
+from tensile_asm.emulator.memory import scratch
 from tensile_asm.emulator.state import EXEC_HI, EXEC_LO, READY, VKEY, Wave, mask_of
 from tensile_asm.errors import UserError
 
@@ -195,5 +195,5 @@ class WaveSetup:
 
 
 def _new_pending():
-    from tensile_asm.emulator.strict import Pending
+    from tensile_asm.emulator.strict.waitcnt import Pending
     return Pending()

@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
-from tensile_asm.emulator import batch, cycles, float_modes, fuse, initial, scratch
-from tensile_asm.emulator import strict as strict_mode
-from tensile_asm.emulator.gds import GdsMemory
-from tensile_asm.emulator.global_races import GlobalRaces
-from tensile_asm.emulator.lds import LdsTracker
-from tensile_asm.emulator.memory import DeviceMemory, Fault
+from tensile_asm.emulator import batch, cycles, float_modes, fuse, initial
+from tensile_asm.emulator.lds.gds import GdsMemory
+from tensile_asm.emulator.strict.lds_races import LdsTracker
+from tensile_asm.emulator.memory import scratch
+from tensile_asm.emulator.memory.device import DeviceMemory, Fault
 from tensile_asm.emulator.program import ENDPGM, Limits, Op, compile_ops, describe
+from tensile_asm.emulator.strict import waitcnt as strict_mode
+from tensile_asm.emulator.strict.global_races import GlobalRaces
 from tensile_asm.errors import EmulationError, UserError
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.isa.parser import parse_objdump

@@ -1,9 +1,10 @@
 """Compile a kernel's parsed instructions once into a list of ``Op`` closures.
 
-Each handler builder (listed per opcode in its module's ``HandlerTable``, merged by registry.py) receives the ``Instruction`` and a
-``Compiler`` and returns ``fn(wave)``; the compiler hands out operand accessors (read an SGPR, a
-VGPR row, an inline constant ...) so that decoding happens here, not per wave or per lane. ``fn``
-returns None to fall through, an op index to branch, or ``ENDPGM`` / ``BARRIER``.
+Each handler builder (listed per opcode in its module's ``HandlerTable``, merged by registry.py)
+receives the ``Instruction`` and a ``Compiler`` and returns ``fn(wave)``; the compiler hands out
+operand accessors (read an SGPR, a VGPR row, an inline constant ...) so that decoding happens here,
+not per wave or per lane. ``fn`` returns None to fall through, an op index to branch, or ``ENDPGM`` /
+``BARRIER``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tensile_asm.emulator.memory.device import Fault
+from tensile_asm.emulator.state import AKEY, SPECIAL_INDEX, VKEY, lanes_of, mask_of
 from tensile_asm.errors import EmulationError
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.parser import UNPARSED
 from tensile_asm.isa.registers import Imm, Label, Reg, Special
-from tensile_asm.emulator.memory import Fault
-from tensile_asm.emulator.state import AKEY, SPECIAL_INDEX, VKEY, lanes_of, mask_of
 
 ENDPGM, BARRIER = -1, -2
 M32, M64 = 0xFFFFFFFF, (1 << 64) - 1
@@ -59,7 +60,7 @@ class Op:
     def __init__(self, fn, srcs, defs, inst, index, batchable=False):
         self.fn, self.srcs, self.defs, self.inst, self.index = fn, srcs, defs, inst, index
         self.batchable = batchable
-        self.hazard = None       # strict: fn(wave, clock) checking/recording hazard rules (hazard_check.py)
+        self.hazard = None       # strict: fn(wave, clock) checking/recording hazard rules (strict/hazards.py)
         self.parts = None        # a fused stretch: the ops it runs at once (fuse.py)
         self.skeys = tuple(k for k in srcs if k < VKEY and k not in (126, 127))
 
@@ -403,8 +404,8 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
                      and not getattr(fn, "lane_bound", False))
         ops.append(Op(fn, tuple(dict.fromkeys(srcs)), dkeys, ins, index, batchable))
     if strict:
-        from tensile_asm.emulator import expcnt, hazard_check
-        hazard_check.attach(ops, arch)
+        from tensile_asm.emulator.strict import expcnt, hazards
+        hazards.attach(ops, arch)
         expcnt.attach(ops)
     return ops
 

@@ -20,38 +20,45 @@ class Registry:
 
 
 def build_registry() -> Registry:
-    from tensile_asm.emulator import (dsatomic, dsatomic64, dsmisc, dsperm, ds_transpose, gds, lds, lds8, lds_dma,
-                                      mfma, mfma_f8f6f4, mfma_scale, salu, salu_extra, scratch, smem, smem_store,
-                                      smfmac, valu, vatomic, vcache, vcmp, vcmp16, vcvt_scale, vdiv, vdpp, vf16,
-                                      vf64, vfloat, vformat, vfp8, vfp_misc, vgfx950, vhalf, vi16, vint_misc, vmem,
-                                      vmem16, vmem8, vpacked, vpk16, vpk_int16, vsdwa, vtrans)
+    from tensile_asm.emulator.lds import (atomics32, atomics64, byte, dma, gds, permute, read_write, swizzle_addtid,
+                                          transpose)
+    from tensile_asm.emulator.matrix import f8f6f4, mfma, scaled, sparse
+    from tensile_asm.emulator.memory import atomics, buffer_flat, byte_d16, cache, scratch, short_d16, typed_buffer
+    from tensile_asm.emulator.scalar import alu, bits, control, loads, stores
+    from tensile_asm.emulator.vector import (compare16_64, compare_lanes, convert_fp8, convert_pack16, convert_scaled,
+                                             division, dpp, float16, float32, float64, float64_packed16,
+                                             float_packed32, float_parts_madak, gfx950, integer, integer16,
+                                             integer_media, integer_packed16, sdwa, transcendental)
     tables = (
-        # scalar
-        salu.TABLE, salu_extra.TABLE, smem.TABLE, smem_store.TABLE,
-        # vector ALU
-        valu.TABLE, vint_misc.TABLE, vi16.TABLE, vpk_int16.TABLE,
-        vfloat.TABLE, vf16.TABLE, vf64.TABLE, vhalf.TABLE, vpacked.TABLE, vfp_misc.TABLE, vdiv.TABLE, vtrans.TABLE,
-        vpk16.TABLE, vfp8.TABLE, vcvt_scale.TABLE, vcmp.TABLE, vcmp16.TABLE, vgfx950.TABLE,
-        # vector memory
-        vmem.TABLE, vmem16.TABLE, vmem8.TABLE, vatomic.TABLE, vformat.TABLE, vcache.TABLE, scratch.TABLE,
-        # LDS
-        lds.TABLE, lds8.TABLE, dsatomic.TABLE, dsatomic64.TABLE, dsperm.TABLE, dsmisc.TABLE, ds_transpose.TABLE,
-        gds.TABLE, lds_dma.TABLE,
-        # matrix
-        mfma_f8f6f4.TABLE, mfma_scale.TABLE,
+        # scalar/: SALU, program control, scalar memory
+        alu.TABLE, bits.TABLE, control.TABLE, loads.TABLE, stores.TABLE,
+        # vector/: VALU by data type, conversions, compares, gfx950 additions
+        integer.TABLE, integer16.TABLE, integer_packed16.TABLE, integer_media.TABLE,
+        float32.TABLE, float16.TABLE, float64.TABLE, float64_packed16.TABLE, float_packed32.TABLE,
+        float_parts_madak.TABLE, division.TABLE, transcendental.TABLE,
+        convert_pack16.TABLE, convert_fp8.TABLE, convert_scaled.TABLE, compare_lanes.TABLE, compare16_64.TABLE,
+        gfx950.TABLE,
+        # memory/: buffer/global/flat/scratch loads, stores, atomics
+        buffer_flat.TABLE, short_d16.TABLE, byte_d16.TABLE, atomics.TABLE, typed_buffer.TABLE, cache.TABLE,
+        scratch.TABLE,
+        # lds/: DS instructions, GDS-only ones, global_load_lds_*
+        read_write.TABLE, byte.TABLE, atomics32.TABLE, atomics64.TABLE, permute.TABLE, swizzle_addtid.TABLE,
+        transpose.TABLE, gds.TABLE, dma.TABLE,
+        # matrix/: the gfx950 f8f6f4 MFMAs (the other MFMAs and SMFMACs are prefix builders)
+        f8f6f4.TABLE, scaled.TABLE,
     )
     handlers: dict = {}
     for table in tables:
         overlap = handlers.keys() & table.keys()
         assert not overlap, f"opcodes in two handler tables: {sorted(overlap)}"
         handlers.update(table)
-    prefixes = {**mfma.PREFIXES, **smfmac.PREFIXES}
+    prefixes = {**mfma.PREFIXES, **sparse.PREFIXES}
     apertures: dict = {}
 
     # Wrappers, in order; each builds on the handlers the steps before it left.
-    lds_dma.add_lds_forms(handlers)       # buffer/global loads with ``lds``: data to LDS instead of VGPRs
-    vdpp.add_dpp_forms(handlers)          # VOP1/VOP2 ops get <op>_dpp (before SDWA: no <op>_sdwa_dpp)
-    vsdwa.add_sdwa_forms(handlers)        # VOP1/VOP2/VOPC ops get <op>_sdwa (after DPP: no <op>_dpp_sdwa)
+    dma.add_lds_forms(handlers)           # buffer/global loads with ``lds``: data to LDS instead of VGPRs
+    dpp.add_dpp_forms(handlers)           # VOP1/VOP2 ops get <op>_dpp (before SDWA: no <op>_sdwa_dpp)
+    sdwa.add_sdwa_forms(handlers)         # VOP1/VOP2/VOPC ops get <op>_sdwa (after DPP: no <op>_dpp_sdwa)
     gds.add_gds_forms(handlers)           # every DS op gets its ``gds`` form (after every DS table)
     scratch.add_private_paths(handlers, apertures)   # buffer/flat loads/stores reach private memory (last:
     return Registry(handlers, prefixes, apertures)     # it wraps the LDS-DMA forms of the buffer loads too)

@@ -76,7 +76,7 @@ class Wave:
         self.instructions = 0
         self.trace = None
         self.nops = 0                       # extra wait states of executed s_nop (s_nop N: N)
-        self.hz = {}                        # strict: hazard producers (emulator/hazard_check.py)
+        self.hz = {}                        # strict: hazard producers (emulator/strict/hazards.py)
 
     def set_exec(self, value: int) -> None:
         value &= _ALL64

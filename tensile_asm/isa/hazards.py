@@ -12,7 +12,7 @@ LLVM 22 (tests/llvm_hazards.py asks llc for its counts).
 
 One engine serves three users: ``required_wait_states`` (a linear history), the Module pass
 ``insert_wait_states`` (walks branches back through labels, inserts the fewest ``s_nop``), and the
-emulator's strict checker (``emulator/hazard_check.py``, on the executed stream of each wave).
+emulator's strict checker (``emulator/strict/hazards.py``, on the executed stream of each wave).
 """
 
 from __future__ import annotations
