@@ -60,13 +60,14 @@ def build_registry() -> Registry:
     dpp.add_dpp_forms(handlers)           # VOP1/VOP2 ops get <op>_dpp (before SDWA: no <op>_sdwa_dpp)
     sdwa.add_sdwa_forms(handlers)         # VOP1/VOP2/VOPC ops get <op>_sdwa (after DPP: no <op>_dpp_sdwa)
     gds.add_gds_forms(handlers)           # every DS op gets its ``gds`` form (after every DS table)
-    scratch.add_private_paths(handlers, apertures)   # buffer/flat loads/stores reach private memory (last:
-    return Registry(handlers, prefixes, apertures)     # it wraps the LDS-DMA forms of the buffer loads too)
+    scratch.add_private_paths(handlers, apertures)   # buffer/flat loads, stores reach private memory (last:
+    #                                                  it wraps the LDS-DMA forms of the buffer loads too)
+    return Registry(handlers, prefixes, apertures)
 
 
 @cache
 def registry() -> Registry:
-    """The registry, built on first use."""
+    """The registry, built on first use (compile_ops, coverage)."""
     return build_registry()
 
 
