@@ -164,7 +164,7 @@ def test_atomic_fixtures_are_cmpswap_retry_loops(name, load):
     """The hip_atomic_* fixtures are there for the loop clang emits for a float atomicAdd/atomicMax
     without a native instruction: a plain load of the address (an s_load_dword where the address is
     wave-uniform), then a global_atomic_cmpswap that a branch repeats while a lane's compare failed.
-    Strict mode's global race check must accept it (global_races.py), which proves nothing if clang
+    Strict mode's global race check must accept it (strict/global_races.py), which proves nothing if clang
     emitted a native global_atomic_add_f32 instead (it does with -munsafe-fp-atomics)."""
     from tensile_asm.codeobject import kernel_instructions, read_code_object
     from tensile_asm.isa.registers import Label

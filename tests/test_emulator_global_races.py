@@ -1,4 +1,4 @@
-"""Strict mode's global-memory race check between workgroups (tensile_asm/emulator/global_races.py):
+"""Strict mode's global-memory race check between workgroups (tensile_asm/emulator/strict/global_races.py):
 hand-written kernels of 2-3 workgroups that store, load and atomically update overlapping or
 disjoint ranges. Races must be reported (naming the instruction, both workgroups, the byte and the
 buffer); disjoint ranges, atomics, the compare-and-swap retry loop clang emits for float atomics

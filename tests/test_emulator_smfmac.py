@@ -3,7 +3,7 @@
 The reference starts from dense matrices: A (M x K) with 2 random non-zeros in each group of 4
 consecutive k, B (K x N), C (M x N); D = A @ B + C in float64 (int64 for i8). The registers are
 filled here from layouts written as matrix entry -> (register item, lane), independently of the
-emulator's lane -> entry tables (see tensile_asm/emulator/smfmac.py for the sources):
+emulator's lane -> entry tables (see tensile_asm/emulator/matrix/sparse.py for the sources):
 A row i, dense k in lane group g = k // kpl (kpl = K*M/64), its group's two non-zeros stored in
 ascending k order with their positions in the index VGPR; B like a dense MFMA, split into
 runs of kpl/n values (n = 2 for gfx950's 8-register B); C/D the dense MFMA layout.
