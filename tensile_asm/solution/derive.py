@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from tensile_asm.problem import ProblemType
-from tensile_asm.solution.layout import LayoutMixin, Reject
+from tensile_asm.solution.layout import LayoutMixin, LdsLayout, LdsTiles, Reject
 
 VALID_LSU = (1, 2, 4, 8, 16, 32, 64, 96, 128, 256)
 VALID_TT_SIDES = frozenset(list(range(1, 17)) + list(range(20, 256, 4)))
@@ -31,7 +31,8 @@ VALID_MFMA = {"S": _MFMA_S, "C": _MFMA_S, "H": _MFMA_H, "B": _MFMA_B, "D": _MFMA
 
 @dataclass(frozen=True)
 class Derived:
-    """What the kernel writer reads. LDS quantities are in elements of the A/B data type."""
+    """What the kernel writer reads: the derived values and the parameters it needs, resolved (automatic
+    values replaced, flags as Tensile's derivation leaves them). LDS quantities are in elements."""
 
     wg0: int = 0
     wg1: int = 0
@@ -59,20 +60,24 @@ class Derived:
     lsp_a: int = 0
     lsc_b: int = 0
     lsp_b: int = 0
-    lds_pad_a: int = 0
+    lds_pad_a: int = 0  # elements added to each LDS row of A's tile
     lds_pad_b: int = 0
-    lds_num_elements_a: int = 0  # A's tile in LDS, aligned (LdsNumElementsAlignedA)
-    lds_num_elements_b: int = 0  # B's tile in LDS (not aligned: nothing follows it in one buffer)
-    lds_offset_a: int = 0
-    lds_offset_b: int = 0
-    lds_offset_a_blk: int | None = None  # second (prefetch) buffer, only with PrefetchGlobalRead
-    lds_offset_b_blk: int | None = None
-    lds_num_elements: int = 0  # the whole allocation (kernel descriptor: times bytes_per_element)
+    lds: LdsTiles = LdsTiles()  # what LDS holds; lds.layout(bytes) places it (lds_layout: at A/B's size)
     bytes_per_element: int = 4
     num_elements_per_thread: int = 0
     global_write_vector_width: int = 1
     num_global_write_vectors_per_thread: int = 0
+    stagger_u: int = 0  # StaggerU: work-groups start K at this many different offsets (0: none)
     stagger_stride_shift: int = 0
+    workgroup_mapping: int = 1  # WorkGroupMapping, 0 and 1 both meaning none
+    prefetch_global_read: int = 0  # tiles loaded ahead into VGPRs (PrefetchGlobalRead)
+    prefetch_local_read: int = 0  # K-slices whose LDS reads are issued ahead (PrefetchLocalRead)
+    global_split_u: int = 1
+    global_accumulation: str | None = None  # Tensile's _GlobalAccumulation: None, SingleBuffer, MultipleBuffer
+    buffer_load: bool = True  # A/B through buffer descriptors (False: global loads; always False for HIP source)
+    buffer_store: bool = True  # C/D through buffer descriptors
+    coalesce_group_a: bool = True  # GlobalReadCoalesceGroupA: adjacent threads along the coalesced dimension
+    coalesce_group_b: bool = True
     guarantee_no_partial_a: bool = True
     guarantee_no_partial_b: bool = True
     use_sgpr_for_gro: bool = False
@@ -81,8 +86,29 @@ class Derived:
     mi_wave_tile: tuple[int, ...] = ()
 
     @property
+    def lds_layout(self) -> LdsLayout:
+        """Tensile's LDS layout, in elements of the A/B type."""
+        return self.lds.layout(self.bytes_per_element)
+
+    @property
+    def lds_offset_b(self) -> int:
+        return self.lds_layout.offset_b
+
+    @property
+    def lds_offset_a_blk(self) -> int | None:
+        return self.lds_layout.offset_a_blk
+
+    @property
+    def lds_offset_b_blk(self) -> int | None:
+        return self.lds_layout.offset_b_blk
+
+    @property
+    def lds_num_elements(self) -> int:
+        return self.lds_layout.num_elements
+
+    @property
     def lds_bytes(self) -> int:
-        return self.lds_num_elements * self.bytes_per_element
+        return self.lds_layout.bytes
 
     @property
     def is_mfma(self) -> bool:
@@ -259,6 +285,13 @@ class _Deriver(LayoutMixin):
             p["VectorAtomicWidth"] = 2 if self.pt.data_type.char == "H" else 1
         if p["StaggerU"] == 0:
             p["StaggerUMapping"] = 0
+        wgm = p["WorkGroupMapping"]
+        self.out.update(buffer_load=self.buffer_load, buffer_store=bool(p["BufferStore"]),
+                        prefetch_global_read=int(p["PrefetchGlobalRead"]),
+                        prefetch_local_read=int(p["PrefetchLocalRead"]), stagger_u=p["StaggerU"],
+                        workgroup_mapping=wgm if abs(wgm) > 1 else 1, global_split_u=p["GlobalSplitU"],
+                        coalesce_group_a=bool(p["GlobalReadCoalesceGroupA"]),
+                        coalesce_group_b=bool(p["GlobalReadCoalesceGroupB"]))
 
     def _write_shape(self, nt: int, mt0: int, mt1: int, lsu: int) -> None:
         p, pt = self.p, self.pt
@@ -328,4 +361,5 @@ class _Deriver(LayoutMixin):
             acc, ws = None, 0
         k.update(_GlobalAccumulation=acc, _WorkspaceSizePerElemC=ws,
                  LocalWriteUseSgprA=bool(p["DirectToLdsA"]), LocalWriteUseSgprB=bool(p["DirectToLdsB"]))
-        self.out.update(guarantee_no_partial_a=gnp["A"], guarantee_no_partial_b=gnp["B"], use_sgpr_for_gro=bool(usf))
+        self.out.update(guarantee_no_partial_a=gnp["A"], guarantee_no_partial_b=gnp["B"], use_sgpr_for_gro=bool(usf),
+                        global_accumulation=acc)

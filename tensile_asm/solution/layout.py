@@ -3,11 +3,16 @@
 Part of the derivation in ``derive.py`` (Tensile's ``Solution.assignDerivedParameters``): a mixin of its
 ``_Deriver``, working on the same state (``p`` parameters, ``k`` Tensile-named derived keys, ``out`` the
 fields of ``Derived``) and raising ``Reject`` with the one reason a solution is invalid.
+
+The LDS layout is kept as what LDS holds (``LdsTiles``, in elements) and placed for an element size by
+``LdsTiles.layout``: at the A/B type's size it gives Tensile's LdsOffset*/LdsNumElements* keys; a writer
+that keeps LDS elements wider than A/B's (ours widens 16-bit inputs to fp32) places it at its own size.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 MAX_LDS_BYTES = 65536
 MAX_DEPTH_U = 1024
@@ -23,6 +28,58 @@ def ceil_div(a: int, b: int) -> int:
 
 def next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
+
+
+LDS_ALIGN_BYTES = 256  # B's tile starts at a 256-byte boundary (Tensile: 64 registers / registers per element)
+
+
+@dataclass(frozen=True)
+class LdsLayout:
+    """Where A's and B's tiles sit in LDS when each element takes ``element_bytes``; offsets and sizes are
+    in elements of that size. At the A/B type's size these are Tensile's LdsOffset* / LdsNumElements*."""
+
+    element_bytes: int
+    aligned_a: int  # A's tile, rounded up to the alignment (B follows it)
+    aligned_b: int
+    offset_b: int
+    offset_a_blk: int | None  # the second (prefetch) buffer, at the next power of two; None without it
+    offset_b_blk: int | None
+    num_elements: int  # the whole allocation: tiles, the post-loop reduction, the occupancy floor
+    buffers: int  # tile buffers the kernel uses: 2 with PrefetchGlobalRead, unless 1LDSBuffer
+
+    @property
+    def bytes(self) -> int:
+        return self.num_elements * self.element_bytes
+
+    def buffer_offset(self, buffer: int) -> int:
+        """First element of tile buffer 0 or 1 (1 is the prefetch buffer; 0 again with a single buffer)."""
+        return self.offset_a_blk if buffer and self.buffers == 2 else 0
+
+
+@dataclass(frozen=True)
+class LdsTiles:
+    """What LDS holds, in elements (A's and B's tiles per buffer, padding included) and bytes; ``layout``
+    places it for an element size: the A/B type's for Tensile's keys, or the writer's own."""
+
+    tile_a: int = 0
+    tile_b: int = 0
+    double_buffer: bool = False  # PrefetchGlobalRead: a second buffer for the next tile
+    one_buffer: bool = False  # 1LDSBuffer: ... but the kernel allocates only one
+    reduction_elements: int = 0  # LocalSplitU's partial tiles after the loop (the tiles are dead by then)
+    remap_bytes: int = 0  # MFMA StoreRemapVectorWidth: C through LDS
+    occupancy_bytes: int = 0  # 64 KiB / MaxOccupancy: the least the kernel allocates
+
+    def layout(self, element_bytes: int) -> LdsLayout:
+        """A's tile, B's at the next 256-byte boundary; with PrefetchGlobalRead the second buffer at the next
+        power of two (unused with 1LDSBuffer); the whole at least the reduction, remap and occupancy floor."""
+        align = LDS_ALIGN_BYTES // element_bytes
+        aligned_a, aligned_b = ceil_div(self.tile_a, align) * align, ceil_div(self.tile_b, align) * align
+        blk = next_pow2(aligned_a + aligned_b) if self.double_buffer else None
+        tiles = aligned_a + self.tile_b if blk is None or self.one_buffer else blk + aligned_a + self.tile_b
+        num = max(tiles, self.reduction_elements, ceil_div(self.remap_bytes, element_bytes),
+                  self.occupancy_bytes // element_bytes)
+        return LdsLayout(element_bytes, aligned_a, aligned_b, aligned_a, blk, None if blk is None else blk + aligned_a,
+                         num, 1 if blk is None or self.one_buffer else 2)
 
 
 class LayoutMixin:
@@ -168,7 +225,6 @@ class LayoutMixin:
     def _lds(self, bpe: int, mt0: int, mt1: int, lsu: int) -> None:
         p, k, out = self.p, self.k, self.out
         du_lds = p["DepthU"] // p["DepthULdsDivisor"]
-        align = 256 // bpe  # Tensile: 64 / (registers per element)
         sizes = {}
         for tc in "AB":
             tlu = self.pt.tlu_a if tc == "A" else self.pt.tlu_b
@@ -187,31 +243,22 @@ class LayoutMixin:
                 p["LdsBlockSizePerPad" + tc] = block
             if unroll_major:
                 interval = block // bpe
-                n = du_lds * mt // interval * (interval + pad) if interval else (du_lds + pad) * mt
+                sizes[tc] = du_lds * mt // interval * (interval + pad) if interval else (du_lds + pad) * mt
             else:
-                n = du_lds * (mt + pad)
-            sizes[tc] = (n, ceil_div(n, align) * align)
+                sizes[tc] = du_lds * (mt + pad)
             out["lds_pad_" + tc.lower()] = pad
-        (_, aligned_a), (nb, aligned_b) = sizes["A"], sizes["B"]
-        k.update(LdsOffsetA=0, LdsOffsetB=aligned_a)
-        out.update(lds_offset_a=0, lds_offset_b=aligned_a, lds_num_elements_a=aligned_a, lds_num_elements_b=nb)
-        if p["PrefetchGlobalRead"]:
-            blk = next_pow2(aligned_a + aligned_b)
-            k.update(LdsNumElementsAlignedA=aligned_a, LdsNumElementsAlignedB=aligned_b,
-                     LdsOffsetA_Blk=blk, LdsOffsetB_Blk=blk + aligned_a)
-            out.update(lds_offset_a_blk=blk, lds_offset_b_blk=blk + aligned_a)
-            lds_ab = aligned_a + nb if p["1LDSBuffer"] == 1 else blk + aligned_a + nb
-        else:
-            lds_ab = aligned_a + nb
-        reduction = lsu * mt0 * mt1 if lsu > 1 else 0
+        remap = 0
         if self.mfma and p["StoreRemapVectorWidth"] > 0:  # C is remapped through LDS for wider stores
             pad = max(p["StoreRemapVectorWidth"], k["MIOutputVectorWidth"])
-            remap = (mt0 + pad) * k["MatrixInstN"] * k["MIWaveGroup"][1]
-            reduction = max(reduction, ceil_div(remap * self.pt.dest_type.bytes, bpe))
-        occupancy = MAX_LDS_BYTES // p["MaxOccupancy"] // bpe
-        lds = max(lds_ab, reduction, occupancy)
-        k["LdsNumElements"] = lds
-        out["lds_num_elements"] = lds
-        if lds * bpe > MAX_LDS_BYTES:
-            self.reject(f"the kernel needs {lds * bpe} bytes of LDS, more than {MAX_LDS_BYTES} (64 KiB); "
+            remap = (mt0 + pad) * k["MatrixInstN"] * k["MIWaveGroup"][1] * self.pt.dest_type.bytes
+        out["lds"] = tiles = LdsTiles(sizes["A"], sizes["B"], bool(p["PrefetchGlobalRead"]), p["1LDSBuffer"] == 1,
+                                      lsu * mt0 * mt1 if lsu > 1 else 0, remap, MAX_LDS_BYTES // p["MaxOccupancy"])
+        lay = tiles.layout(bpe)
+        k.update(LdsOffsetA=0, LdsOffsetB=lay.offset_b)
+        if lay.offset_a_blk is not None:
+            k.update(LdsNumElementsAlignedA=lay.aligned_a, LdsNumElementsAlignedB=lay.aligned_b,
+                     LdsOffsetA_Blk=lay.offset_a_blk, LdsOffsetB_Blk=lay.offset_b_blk)
+        k["LdsNumElements"] = lay.num_elements
+        if lay.bytes > MAX_LDS_BYTES:
+            self.reject(f"the kernel needs {lay.bytes} bytes of LDS, more than {MAX_LDS_BYTES} (64 KiB); "
                         f"reduce MacroTile or DepthU")
