@@ -23,17 +23,20 @@ from tensile_asm.benchmark.verify import Size, verify_sizes  # noqa: E402
 from tensile_asm.isa.arch import load_arch  # noqa: E402
 from tensile_asm.runtime.emulated import EmulatedRuntime  # noqa: E402
 from tensile_asm.toolchain import assemble_and_link  # noqa: E402
-from tensile_asm.writer.context import Geometry  # noqa: E402
+from tensile_asm.solution.solution import Solution  # noqa: E402
+from tensile_asm.writer.build import geometry  # noqa: E402
 from tensile_asm.writer.kernel import write_kernel  # noqa: E402
 
-KERNELS = {
-    "MT64x64x16 TT4x4 (skeleton)": Geometry(wg0=16, wg1=16, tt0=4, tt1=4, depth_u=16, transpose_a=False,
-                                            transpose_b=False, batched=True, use_beta=True),
-    "MT128x128x8 TT8x8 VW4 GRVW4 PGR PLR": Geometry(wg0=16, wg1=16, tt0=8, tt1=8, depth_u=8, transpose_a=False,
-                                                    transpose_b=False, batched=True, use_beta=True, vector_width=4,
-                                                    glvw_a=4, glvw_b=4, prefetch_global_read=True,
-                                                    prefetch_local_read=True),
+NN = {"DataType": "s", "TransposeA": False, "TransposeB": False, "Batched": True}
+PLAIN = {"StaggerU": 0, "WorkGroupMapping": 1, "VectorWidth": 1, "GlobalReadVectorWidth": 1}
+PARAMS = {
+    "MT64x64x16 TT4x4 (skeleton)": dict(WorkGroup=[16, 16, 1], ThreadTile=[4, 4], DepthU=16, PrefetchGlobalRead=0,
+                                        PrefetchLocalRead=0),
+    "MT128x128x8 TT8x8 VW4 GRVW4 PGR PLR": dict(WorkGroup=[16, 16, 1], ThreadTile=[8, 8], DepthU=8, VectorWidth=4,
+                                                GlobalReadVectorWidth=4, PrefetchGlobalRead=1, PrefetchLocalRead=1),
 }
+KERNELS = {label: geometry(Solution.from_dict({"ProblemType": NN, **PLAIN, **p}, where=label).validate())
+           for label, p in PARAMS.items()}
 
 
 def main() -> int:

@@ -182,10 +182,9 @@ def test_pass_follows_loops_and_works_on_modules_with_virtual_registers():
 
 
 def test_generated_kernels_are_hazard_free():
-    from tensile_asm.writer.context import Geometry
     from tensile_asm.writer.kernel import write_kernel
-    g = Geometry(wg0=8, wg1=8, tt0=4, tt1=4, depth_u=8, transpose_a=False, transpose_b=True, batched=True,
-                 use_beta=True)
+    from gemm_geometry import gemm_geometry
+    g = gemm_geometry((8, 8), (4, 4), 8, (False, True))
     for name in ("gfx90a", "gfx942"):
         arch = load_arch(name)
         k = write_kernel(g, arch, "k")

@@ -18,10 +18,10 @@ from tensile_asm.inspect.bank_conflicts import access_cycles, ds_access
 from tensile_asm.inspect.issue_model import IssueTable, classify
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.isa.parser import parse_instruction
-from tensile_asm.writer.context import Geometry
 from tensile_asm.writer.kernel import write_kernel
 
 from conftest import have_llvm
+from gemm_geometry import gemm_geometry
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 
@@ -32,8 +32,7 @@ LOOP_KEYS = {"mix", "static_efficiency", "instructions", "fma_instructions", "co
 def gemm_kernel(tmp_path, arch_name="gfx90a", shape=(16, 16, 4, 4, 16), trans=(False, False), name="gemm",
                 batched=True, use_beta=True):
     wg0, wg1, tt0, tt1, du = shape
-    g = Geometry(wg0=wg0, wg1=wg1, tt0=tt0, tt1=tt1, depth_u=du, transpose_a=trans[0], transpose_b=trans[1],
-                 batched=batched, use_beta=use_beta)
+    g = gemm_geometry((wg0, wg1), (tt0, tt1), du, trans, batched=batched, use_beta=use_beta)
     k = write_kernel(g, load_arch(arch_name), name)
     path = tmp_path / f"{name}.s"
     path.write_text(k.text())
@@ -287,8 +286,8 @@ def test_cli_json_keys(tmp_path, capsys):
 
 def test_cli_text_on_co_and_several_kernels(tmp_path, capsys):
     arch = load_arch("gfx90a")
-    kernels = [write_kernel(Geometry(8, 8, 2, 2, 8, False, False, True, True), arch, "first"),
-               write_kernel(Geometry(8, 8, 4, 2, 8, True, False, True, True), arch, "second")]
+    kernels = [write_kernel(gemm_geometry((8, 8), (2, 2), 8), arch, "first"),
+               write_kernel(gemm_geometry((8, 8), (4, 2), 8, (True, False)), arch, "second")]
     from tensile_asm.writer.build import link_kernels
 
     co = tmp_path / "two.co"

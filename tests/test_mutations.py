@@ -28,19 +28,17 @@ SAMPLE = 6          # mutations per kernel in the test suite (the bench runs eve
 
 def _geometries():
     from tensile_asm.benchmark.verify import Size
-    from tensile_asm.writer.context import Geometry
-    base = dict(transpose_a=False, transpose_b=False, batched=True, use_beta=True)
+    from gemm_geometry import gemm_geometry
     # name: (arch, geometry, [(size, beta)]); every workgroup has two or more waves (barriers matter). The
     # two cases together run every path: loop iterations on both LDS buffers and both last-iteration
     # copies (K/DepthU of either parity), the tail loop, the beta and the beta-zero stores.
     return {
-        "valu_vw4_pgr_plr": ("gfx942", Geometry(wg0=16, wg1=8, tt0=8, tt1=8, depth_u=8, vector_width=4, glvw_a=4,
-                                                glvw_b=4, prefetch_global_read=True, prefetch_local_read=True, **base),
+        "valu_vw4_pgr_plr": ("gfx942", gemm_geometry((16, 8), (8, 8), 8, VectorWidth=4, GlobalReadVectorWidth=4,
+                                                     PrefetchGlobalRead=1, PrefetchLocalRead=1),
                              [(Size(67, 35, 35, 1), 0.5), (Size(67, 35, 40, 1), 0.0)]),
-        "local_split_u": ("gfx90a", Geometry(wg0=8, wg1=8, tt0=4, tt1=4, depth_u=16, local_split_u=2,
-                                             **{**base, "transpose_a": True}),
+        "local_split_u": ("gfx90a", gemm_geometry((8, 8, 2), (4, 4), 16, trans=(True, False)),
                           [(Size(35, 37, 37, 1), 0.5), (Size(35, 37, 32, 1), 0.0)]),
-        "global_split_u": ("gfx942", Geometry(wg0=16, wg1=8, tt0=2, tt1=2, depth_u=8, global_split_u=2, **base),
+        "global_split_u": ("gfx942", gemm_geometry((16, 8), (2, 2), 8, GlobalSplitU=2),
                            [(Size(37, 19, 27, 1), 0.5), (Size(37, 19, 16, 1), 0.0)]),
     }
 

@@ -8,10 +8,10 @@ import pytest
 
 from tensile_asm import toolchain
 from tensile_asm.isa.arch import load_arch
-from tensile_asm.writer.context import Geometry
 from tensile_asm.writer.kernel import write_kernel
 
 from conftest import have_llvm
+from gemm_geometry import gemm_geometry
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 
@@ -25,7 +25,7 @@ SHAPES = [  # wg0, wg1, tt0, tt1, du
                          + [(SHAPES[3], (False, True)), (SHAPES[4], (True, False)), (SHAPES[5], (False, False))])
 def test_kernel_assembles(tmp_path, arch_name, shape, trans):
     wg0, wg1, tt0, tt1, du = shape
-    g = Geometry(wg0, wg1, tt0, tt1, du, trans[0], trans[1], batched=True, use_beta=True)
+    g = gemm_geometry((wg0, wg1), (tt0, tt1), du, trans)
     arch = load_arch(arch_name)
     k = write_kernel(g, arch, f"k_{wg0}_{wg1}_{tt0}_{tt1}_{du}")
     text = k.text()

@@ -14,7 +14,7 @@ from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.writer import signature
 from tensile_asm.writer.arguments import Argument
-from tensile_asm.writer.context import Geometry, KernelContext
+from tensile_asm.writer.context import KernelContext
 
 from tensile_asm.writer import elementwise
 from tensile_asm.writer.elementwise import BUFFER_OOB, COLS, ROWS
@@ -39,11 +39,9 @@ def write_beta_only(arch: Arch, batched: bool):
     from tensile_asm.writer.kernel import Kernel
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
-    geometry = Geometry(wg0=ROWS, wg1=COLS, tt0=1, tt1=1, depth_u=1, transpose_a=False, transpose_b=False,
-                        batched=True, use_beta=True)
     name = beta_only_name(batched)
-    ctx = KernelContext(arch, geometry, name)
-    regs, block = entry_registers(ctx, beta_only_layout())
+    ctx = KernelContext(arch, None, name)
+    regs, block = entry_registers(ctx, beta_only_layout(), workgroup_z=True)
     arg = regs.arg
     m = Module(name)
     off, c_off, val, oob = (ctx.vgpr(n) for n in ("Offset", "OffsetC", "Value", "OOB"))

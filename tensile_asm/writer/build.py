@@ -38,6 +38,11 @@ FEATURE_LIMITS = (
     ("DirectToVgprA", {0}, "DirectToVgpr is not implemented"),
     ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
+    ("UnrollMajorLDSA", {0}, "unroll-major LDS tiles are not implemented"),
+    ("UnrollMajorLDSB", {0}, "unroll-major LDS tiles are not implemented"),
+    ("WaveSeparateGlobalReadA", {0}, "WaveSeparateGlobalRead is not implemented"),
+    ("WaveSeparateGlobalReadB", {0}, "WaveSeparateGlobalRead is not implemented"),
+    ("FractionalLoad", {0}, "FractionalLoad (threads with partial loads) is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
     ("MACInstruction", {"FMA", ""}, "MACInstruction MAD (unfused multiply-add) is not implemented"),
 )
@@ -48,28 +53,8 @@ def _value(v):
 
 
 def geometry(solution) -> Geometry:
-    d, pt = solution.derived, solution.problem_type
-    p = solution.params
-    return Geometry(wg0=d.wg0, wg1=d.wg1, tt0=d.tt0, tt1=d.tt1, depth_u=d.depth_u,
-                    transpose_a=pt.transpose_a, transpose_b=pt.transpose_b,
-                    batched=pt.batched, use_beta=pt.use_beta,
-                    data_type=pt.data_type.char, dest_type=pt.dest_type.char, compute_type=pt.compute_type.char,
-                    local_split_u=d.local_split_u, vector_width=d.vector_width,
-                    glvw_a=d.glvw_a, glvw_b=d.glvw_b,
-                    prefetch_global_read=bool(p.get("PrefetchGlobalRead", 0)),
-                    prefetch_local_read=int(p.get("PrefetchLocalRead", 0)),
-                    workgroup_mapping=max(1, int(p.get("WorkGroupMapping", 1))),
-                    stagger_u=int(p.get("StaggerU", 0)),
-                    stagger_stride_shift=d.stagger_stride_shift,
-                    lds_pad_a=d.lds_pad_a, lds_pad_b=d.lds_pad_b,
-                    one_lds_buffer=int(p.get("1LDSBuffer", 0)) == 1,
-                    lds_min_bytes=d.lds_num_elements * d.bytes_per_element,
-                    global_split_u=int(p.get("GlobalSplitU", 1)),
-                    buffer_load=bool(p.get("BufferLoad", True)), buffer_store=bool(p.get("BufferStore", True)),
-                    gsu_multiple_buffer=p.get("GlobalSplitUAlgorithm", "SingleBuffer") == "MultipleBuffer",
-                    nlc_a=d.num_loads_coalesced_a, nlc_b=d.num_loads_coalesced_b,
-                    coalesce_group_a=bool(p.get("GlobalReadCoalesceGroupA", True)),
-                    coalesce_group_b=bool(p.get("GlobalReadCoalesceGroupB", True)))
+    """The writer's view of a solution: its problem type and derived values (nothing re-read from params)."""
+    return Geometry(solution.problem_type, solution.derived)
 
 
 # (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at
@@ -92,7 +77,10 @@ def _problem_reason(solution) -> str | None:
 
 
 def supports(solution, arch: Arch) -> str | None:
-    """None if this writer can build ``solution`` for ``arch``, else the reason it cannot."""
+    """None if this writer can build ``solution`` for ``arch``, else the reason it cannot: from the
+    parameters, the derived geometry and the architecture's limits, without writing the kernel. One limit
+    is known only once the kernel is written: registers (``build_kernel`` then raises a UserError naming
+    the register file; create-library reports such a kernel as not built)."""
     if not solution.valid:
         return f"invalid solution: {solution.rejection}"
     reason = _problem_reason(solution)
@@ -118,14 +106,11 @@ def supports(solution, arch: Arch) -> str | None:
                 f"adds); use GlobalSplitUAlgorithm MultipleBuffer")
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
-    try:
-        write_kernel(g, arch, "probe")
-    except UserError as e:
-        return str(e)
     return None
 
 
 def build_kernel(solution, arch: Arch, name: str) -> Kernel:
+    """Write the kernel of a supported solution; UserError if it is not supported or its registers do not fit."""
     reason = supports(solution, arch)
     if reason:
         raise UserError(f"solution {name} cannot be built for {arch.name}: {reason}")
@@ -164,7 +149,16 @@ def link_kernels(kernels: list[Kernel], arch: Arch, out_path: Path) -> None:
     toolchain.link(objects, out_path, out_path.name)
 
 
-def build_code_object(kernels: list[tuple[str, object]], arch: Arch, out_path: Path) -> list[Kernel]:
-    built = [build_kernel(sol, arch, name) for name, sol in kernels]
-    link_kernels(built, arch, Path(out_path))
-    return built
+def build_code_object(kernels: list[tuple[str, object]], arch: Arch, out_path: Path) -> dict[str, str]:
+    """Write each (name, solution) once and link the kernels written into one code object at ``out_path``
+    (nothing is written there when none is). Returns {name: reason} for the kernels that could not be
+    written (their registers do not fit), which the code object leaves out."""
+    built, failed = [], {}
+    for name, sol in kernels:
+        try:
+            built.append(build_kernel(sol, arch, name))
+        except UserError as e:
+            failed[name] = str(e)
+    if built:
+        link_kernels(built, arch, Path(out_path))
+    return failed

@@ -11,51 +11,97 @@ from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.isa.registers import Label, VReg
+from tensile_asm.problem import ProblemType
+from tensile_asm.solution.derive import Derived
+from tensile_asm.solution.layout import LdsLayout
+
+
+def _derived(name: str, doc: str = "") -> property:
+    """A value of the solution's ``Derived``, under the name the writer's components read."""
+    return property(lambda self: getattr(self.derived, name), doc=doc or f"Derived.{name}")
 
 
 @dataclass(frozen=True)
 class Geometry:
-    """The numbers the writer needs, taken from a solution's derived values.
+    """The numbers the writer needs: a solution's problem type and derived values (``Derived``, computed once
+    by solution/derive.py), read under the names the components use. Build it with ``build.geometry``.
 
     wg0 x wg1 threads (Tensile's SubGroup) each own a ThreadTile of C; LocalSplitU such groups split
     the unrolled loop's K and reduce through LDS at the end.
+
+    The one thing decided here is the LDS element: 16-bit inputs are widened to fp32 on their way into
+    LDS (and accumulate in fp32), so LDS holds 4-byte elements (8 for fp64) where Tensile's keys count
+    A/B elements; the derivation's LDS tiles are placed at that size (``lds``).
     """
 
-    wg0: int
-    wg1: int
-    tt0: int
-    tt1: int
-    depth_u: int
-    transpose_a: bool
-    transpose_b: bool
-    batched: bool
-    use_beta: bool
-    data_type: str = "S"          # A and B in memory: S, D, H (fp16) or B (bf16)
-    dest_type: str = "S"          # C and D in memory
-    compute_type: str = "S"       # alpha and beta
-    local_split_u: int = 1
-    vector_width: int = 1
-    glvw_a: int = 1
-    glvw_b: int = 1
-    prefetch_global_read: bool = False
-    prefetch_local_read: int = 0  # K-slices whose LDS reads are issued ahead of the one being computed
-    workgroup_mapping: int = 1
-    stagger_u: int = 0
-    stagger_stride_shift: int = 0
-    lds_pad_a: int = 0            # elements added to each LDS row (of MT) of A's tile
-    lds_pad_b: int = 0
-    one_lds_buffer: bool = False  # 1LDSBuffer: PrefetchGlobalRead with a single LDS buffer
-    lds_min_bytes: int = 0        # LDS the kernel asks for at least (Tensile's MaxOccupancy padding)
-    global_split_u: int = 1       # GlobalSplitU: K split over this many work-groups
-    gsu_multiple_buffer: bool = False  # GlobalSplitUAlgorithm MultipleBuffer: partial tiles to a workspace
-    buffer_load: bool = True      # BufferLoad: A/B through buffer descriptors (False: global_load)
-    buffer_store: bool = True     # BufferStore: C/D through buffer descriptors (False: global_store)
-    coalesce_group_a: bool = True  # GlobalReadCoalesceGroupA: adjacent threads along the coalesced dimension
-    coalesce_group_b: bool = True
-    nlc_a: int = 0                # NumLoadsCoalescedA; 0 = the smallest that splits the loads (Tensile's 1)
-    nlc_b: int = 0
+    problem_type: ProblemType
+    derived: Derived
 
     TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2}
+
+    wg0 = _derived("wg0")
+    wg1 = _derived("wg1")
+    tt0 = _derived("tt0")
+    tt1 = _derived("tt1")
+    mt0 = _derived("mt0")
+    mt1 = _derived("mt1")
+    depth_u = _derived("depth_u")
+    num_threads = _derived("num_threads")
+    local_split_u = _derived("local_split_u")
+    vector_width = _derived("vector_width")
+    glvw_a = _derived("glvw_a")
+    glvw_b = _derived("glvw_b")
+    prefetch_local_read = _derived("prefetch_local_read")
+    workgroup_mapping = _derived("workgroup_mapping")
+    stagger_u = _derived("stagger_u")
+    stagger_stride_shift = _derived("stagger_stride_shift")
+    lds_pad_a = _derived("lds_pad_a")
+    lds_pad_b = _derived("lds_pad_b")
+    global_split_u = _derived("global_split_u")
+    buffer_load = _derived("buffer_load")
+    buffer_store = _derived("buffer_store")
+    coalesce_group_a = _derived("coalesce_group_a")
+    coalesce_group_b = _derived("coalesce_group_b")
+
+    @property
+    def transpose_a(self) -> bool:
+        return self.problem_type.transpose_a
+
+    @property
+    def transpose_b(self) -> bool:
+        return self.problem_type.transpose_b
+
+    @property
+    def batched(self) -> bool:
+        return self.problem_type.batched
+
+    @property
+    def use_beta(self) -> bool:
+        return self.problem_type.use_beta
+
+    @property
+    def data_type(self) -> str:
+        """A and B in memory: S, D, H (fp16) or B (bf16)."""
+        return self.problem_type.data_type.char
+
+    @property
+    def dest_type(self) -> str:
+        """C and D in memory."""
+        return self.problem_type.dest_type.char
+
+    @property
+    def compute_type(self) -> str:
+        """alpha and beta."""
+        return self.problem_type.compute_type.char
+
+    @property
+    def prefetch_global_read(self) -> bool:
+        return bool(self.derived.prefetch_global_read)
+
+    @property
+    def gsu_multiple_buffer(self) -> bool:
+        """GlobalSplitUAlgorithm MultipleBuffer (with GlobalSplitU > 1): partial tiles to a workspace."""
+        return self.derived.global_accumulation == "MultipleBuffer"
 
     @property
     def in_bpe(self) -> int:
@@ -94,18 +140,6 @@ class Geometry:
         return self.lds_bpe
 
     @property
-    def mt0(self) -> int:
-        return self.wg0 * self.tt0
-
-    @property
-    def mt1(self) -> int:
-        return self.wg1 * self.tt1
-
-    @property
-    def num_threads(self) -> int:
-        return self.wg0 * self.wg1 * self.local_split_u
-
-    @property
     def local_read_sets(self) -> int:
         """Register sets for the thread tile's A/B values: one per slice in flight, at most LoopUnroll."""
         return min(int(self.prefetch_local_read) + 1, self.loop_unroll)
@@ -113,89 +147,67 @@ class Geometry:
     @property
     def loop_unroll(self) -> int:
         """K values one LocalSplitU group handles per unrolled iteration."""
-        return self.depth_u // self.local_split_u
+        return self.derived.loop_unroll
 
     @property
     def tlu_a(self) -> bool:
         """A's tile dimension (M) is its unit-stride dimension (A not transposed)."""
-        return not self.transpose_a
+        return self.problem_type.tlu_a
 
     @property
     def tlu_b(self) -> bool:
         """B's tile dimension (N) is its unit-stride dimension (B transposed)."""
-        return self.transpose_b
+        return self.problem_type.tlu_b
+
+    def _operand(self, name: str, operand: str):
+        return getattr(self.derived, f"{name}_{operand.lower()}")
 
     def glvw(self, operand: str) -> int:
-        return self.glvw_a if operand == "A" else self.glvw_b
+        return self._operand("glvw", operand)
 
     def num_loads(self, operand: str) -> int:
         """Vector loads per thread for one operand's MT x DepthU tile."""
-        mt = self.mt0 if operand == "A" else self.mt1
-        return (mt * self.depth_u) // (self.num_threads * self.glvw(operand))
+        return self._operand("num_loads", operand)
 
-    # LDS layout, as Tensile lays it out: A's tile as DepthU rows of MT0 + LdsPadA elements, B's after it
-    # at a 256-byte boundary; with PrefetchGlobalRead the second buffer starts at the next power of two.
-    LDS_ALIGN = 256
+    def num_loads_coalesced(self, operand: str) -> int:
+        """Loads per thread along the coalesced dimension (Tensile's NumLoadsCoalesced)."""
+        return self._operand("num_loads_coalesced", operand)
+
+    def load_spacing(self, operand: str) -> tuple[int, int]:
+        """(LSC, LSP): elements one load instruction of all threads covers along each dimension."""
+        return self._operand("lsc", operand), self._operand("lsp", operand)
+
+    # LDS: each operand's tile K-major, DepthU rows of MT + LdsPad elements (the derivation's tile sizes),
+    # placed at the writer's LDS element size.
+    @property
+    def lds(self) -> LdsLayout:
+        return self.derived.lds.layout(self.lds_bpe)
 
     def lds_row(self, operand: str) -> int:
         """Elements per LDS row (one K value) of an operand's tile, padding included."""
         return self.mt0 + self.lds_pad_a if operand == "A" else self.mt1 + self.lds_pad_b
 
-    def _aligned(self, nbytes: int) -> int:
-        return -(-nbytes // self.LDS_ALIGN) * self.LDS_ALIGN
-
-    def load_extents(self, operand: str) -> tuple[int, int]:
-        """(coalesced, perpendicular) extents in elements of an operand's MT x DepthU tile."""
-        mt = self.mt0 if operand == "A" else self.mt1
-        tlu = self.tlu_a if operand == "A" else self.tlu_b
-        return (mt, self.depth_u) if tlu else (self.depth_u, mt)
-
-    def num_loads_coalesced(self, operand: str) -> int:
-        """Loads per thread along the coalesced dimension (Tensile's NumLoadsCoalesced)."""
-        given = self.nlc_a if operand == "A" else self.nlc_b
-        if given > 0:
-            return given
-        loads, (coal, perp) = self.num_loads(operand), self.load_extents(operand)
-        vectors = coal // self.glvw(operand)
-        for c in range(1, loads + 1):
-            if loads % c == 0 and vectors % c == 0 and perp % (loads // c) == 0:
-                return c
-        return 1
-
-    def load_spacing(self, operand: str) -> tuple[int, int]:
-        """(LSC, LSP): elements one load instruction of all threads covers along each dimension."""
-        coal, perp = self.load_extents(operand)
-        nlc = self.num_loads_coalesced(operand)
-        return coal // nlc, -(-perp // (self.num_loads(operand) // nlc))
-
     @property
     def lds_offset_b(self) -> int:
         """Byte offset of B's tile in an LDS buffer."""
-        return self._aligned(self.depth_u * self.lds_row("A") * self.bytes_per_element)
+        return self.lds.offset_b * self.lds_bpe
 
     def lds_buffer_offset(self, buffer: int) -> int:
-        if buffer == 0 or self.one_lds_buffer:
-            return 0
-        b_bytes = self._aligned(self.depth_u * self.lds_row("B") * self.bytes_per_element)
-        ab = self.lds_offset_b + b_bytes
-        return 1 << (ab - 1).bit_length()
+        """Byte offset of tile buffer 0 or 1."""
+        return self.lds.buffer_offset(buffer) * self.lds_bpe
 
     @property
     def lds_buffers(self) -> int:
-        return 2 if self.prefetch_global_read and not self.one_lds_buffer else 1
+        return self.lds.buffers
 
     @property
-    def lds_reduction_bytes(self) -> int:
-        """LocalSplitU partial tiles, written after the loop (the tile buffers are dead by then)."""
-        if self.local_split_u == 1:
-            return 0
-        return self.local_split_u * self.mt0 * self.mt1 * self.bytes_per_element
+    def one_lds_buffer(self) -> bool:
+        """1LDSBuffer: PrefetchGlobalRead with a single LDS buffer."""
+        return self.prefetch_global_read and self.lds.buffers == 1
 
     @property
     def lds_bytes(self) -> int:
-        last = self.lds_buffer_offset(self.lds_buffers - 1)
-        tiles = last + self.lds_offset_b + self.depth_u * self.lds_row("B") * self.bytes_per_element
-        return max(tiles, self.lds_reduction_bytes, self.lds_min_bytes)
+        return self.lds.bytes
 
     def element_row(self, i: int) -> tuple[int, int]:
         """Thread-tile element i along dim 0 sits at (i // VW * SG0 + tid0) * VW + i % VW: returns
@@ -206,7 +218,7 @@ class Geometry:
 @dataclass
 class KernelContext:
     arch: Arch
-    geometry: Geometry
+    geometry: Geometry | None  # None for the elementwise helper kernels (beta-only, post-GSU)
     name: str
     _labels: dict = field(default_factory=dict)
     # One VGPR holding the out-of-range buffer offset: v_cndmask cannot take a literal and VCC

@@ -28,7 +28,7 @@ from tensile_asm.writer.prologue import entry_registers, load_arguments, thread_
 class Kernel:
     name: str
     arch: Arch
-    geometry: Geometry
+    geometry: Geometry | None  # None for the elementwise helper kernels
     layout: list[Argument]
     resources: signature.Resources
     module: Module
@@ -221,7 +221,7 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     ctx = KernelContext(arch, geometry, name)
     g = geometry
     layout = argument_layout(g.batched, g.use_beta, g.compute_type)
-    regs, arg_block = entry_registers(ctx, layout)
+    regs, arg_block = entry_registers(ctx, layout, g.batched)
     body = Module(name)
     body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs), workgroup_mapping(ctx, regs),
              ctx.inst("v_mov_b32", ctx.oob_offset, global_read.BUFFER_OOB, comment="out-of-range buffer offset"))

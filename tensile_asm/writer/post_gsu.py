@@ -9,6 +9,8 @@ element, 64 x 4 per work-group, grid (ceil(M/64), ceil(N/4), batch).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
@@ -16,7 +18,7 @@ from tensile_asm.writer import elementwise
 from tensile_asm.writer.arguments import SCALAR_KIND, Argument
 from tensile_asm.writer.beta_only import finish
 from tensile_asm.writer.context import Geometry, KernelContext
-from tensile_asm.writer.elementwise import BUFFER_OOB, COLS, ROWS  # noqa: F401  (ROWS*COLS threads)
+from tensile_asm.writer.elementwise import BUFFER_OOB
 from tensile_asm.writer.mac import fma
 from tensile_asm.writer.store import LOAD_OUT, STORE_OUT, load_scalars, narrow, scale, widen_c
 
@@ -43,12 +45,13 @@ def post_gsu_layout(compute: str) -> list[Argument]:
 def write_post_gsu(arch: Arch, gemm: Geometry):
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
-    g = Geometry(wg0=ROWS, wg1=COLS, tt0=1, tt1=1, depth_u=1, transpose_a=False, transpose_b=False, batched=True,
-                 use_beta=True, data_type=gemm.data_type, dest_type=gemm.dest_type, compute_type=gemm.compute_type)
+    # The GEMM's types (C/D, accumulator, alpha and beta); the reduction always takes beta, so one helper
+    # serves the GEMMs with and without it.
+    g = Geometry(replace(gemm.problem_type, use_beta=True), gemm.derived)
     name = post_gsu_name(gemm.batched, gemm.dest_type, gemm.compute_type, gemm.global_split_u)
     ctx = KernelContext(arch, g, name)
     layout = post_gsu_layout(gemm.compute_type)
-    regs, block = entry_registers(ctx, layout)
+    regs, block = entry_registers(ctx, layout, workgroup_z=True)
     arg = regs.arg
     r, acc_bpe = g.acc_regs, 4 * g.acc_regs
     align = arch.vgpr["tuple_alignment"] if r > 1 else 1

@@ -34,8 +34,11 @@ class EntryRegisters:
         return self.args[name]
 
 
-def entry_registers(ctx: KernelContext, layout: list[Argument]) -> tuple[EntryRegisters, VReg]:
-    num_wg = 3 if ctx.geometry.batched else 2
+def entry_registers(ctx: KernelContext, layout: list[Argument],
+                    workgroup_z: bool) -> tuple[EntryRegisters, VReg]:
+    """The registers the kernel starts with (work-group ids x, y and, with ``workgroup_z``, z) and the
+    argument block."""
+    num_wg = 3 if workgroup_z else 2
     kernarg_ptr = VReg("s", 2, "KernArgAddress", align=2, fixed=0)
     workgroup = [VReg("s", 1, f"WorkGroup{i}", fixed=2 + i) for i in range(num_wg)]
     serial = VReg("v", 1, "Serial", fixed=0)
