@@ -19,11 +19,13 @@ NN = ProblemType.from_dict({"DataType": "s", "TransposeA": False, "TransposeB": 
 
 
 class FakeBuilder:
-    """Supports what has LocalSplitU 1; writes a dummy file and remembers what it was asked to build."""
+    """Supports what has LocalSplitU 1; writes a dummy file and remembers what it was asked to build.
+    ``fail``: the whole build raises; ``unwritable``: kernels (by their position in a build) whose writing fails."""
 
-    def __init__(self, fail=False):
+    def __init__(self, fail=False, unwritable=()):
         self.calls = []
         self.fail = fail
+        self.unwritable = set(unwritable)
 
     def supports(self, solution, arch):
         assert arch.name in ("gfx90a", "gfx942")
@@ -33,7 +35,12 @@ class FakeBuilder:
         self.calls.append(([name for name, _ in kernels], arch.name, Path(out_path)))
         if self.fail:
             raise UserError("the assembler rejected the kernel (fake)")
-        Path(out_path).write_bytes(b"\x7fELF" + "\n".join(name for name, _ in kernels).encode())
+        failed = {name: f"kernel {name}: needs more than 512 VGPRs (fake)" for i, (name, _) in enumerate(kernels)
+                  if i in self.unwritable}
+        written = [name for name, _ in kernels if name not in failed]
+        if written:
+            Path(out_path).write_bytes(b"\x7fELF" + "\n".join(written).encode())
+        return failed
 
 
 def files(root: Path) -> list[str]:
@@ -97,6 +104,28 @@ def test_unparsed_and_invalid_solutions_are_reported(tmp_path):
     assert all("TensorContraction" in e["reason"] for e in contraction)
     assert contraction[0]["name"] == "Cijk_Ailk_Bljk_SBIIc_MT64x64x16_SN_TT4_4_WG16_16_1"  # stored name
     assert len(report.built) == 5
+
+
+def test_a_kernel_that_cannot_be_written_is_reported_not_built(tmp_path):
+    fake = FakeBuilder(unwritable={1})
+    report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake)
+    (names, _, _), = fake.calls
+    support = {e["name"]: e for e in json.loads((tmp_path / "support.json").read_text())}
+    bad = support[names[1]]
+    assert not bad["built"] and bad["reason"] == f"kernel {names[1]}: needs more than 512 VGPRs (fake)"
+    assert all(support[n]["built"] for n in names if n != names[1])
+    lib = yaml.safe_load((tmp_path / "library/TensileLibrary.yaml").read_text())
+    assert [s["name"] for s in lib["solutions"]] == [n for n in names if n != names[1]]
+    co = (tmp_path / "library/TensileLibrary_gfx90a.co").read_bytes()
+    assert names[1].encode() not in co and names[0].encode() in co
+    assert len(report.built) == 4 and "5 not built" not in report.table() and "4 built, 2 not built" in report.table()
+
+
+def test_a_code_object_with_no_kernel_written_is_not_published(tmp_path):
+    fake = FakeBuilder(unwritable={0})   # with one file per kernel every build fails
+    report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake, merge_files=False)
+    assert report.built == [] and report.code_objects == []
+    assert [f for f in files(tmp_path) if f.endswith(".co") or ".tmp" in f] == []
 
 
 def test_builder_failure_leaves_no_outputs(tmp_path):
@@ -163,11 +192,46 @@ def _have_toolchain() -> bool:
 
 
 @pytest.mark.skipif(not _have_toolchain(), reason="LLVM AMDGPU toolchain or the kernel writer is not available")
-def test_real_builder_writes_one_elf_code_object(tmp_path):
+def test_real_builder_writes_each_kernel_once_into_one_elf_code_object(tmp_path, monkeypatch):
+    from tensile_asm.writer import build
+
+    written = []
+
+    def counting_write_kernel(geometry, arch, name):
+        written.append(name)
+        return write_kernel(geometry, arch, name)
+
+    write_kernel = build.write_kernel
+    monkeypatch.setattr(build, "write_kernel", counting_write_kernel)
     report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a")
+    assert len(report.built) == 5 and sorted(written) == sorted(e.name for e in report.built)  # once each
     co = tmp_path / "library/TensileLibrary_gfx90a.co"
     assert co.read_bytes()[:4] == b"\x7fELF"
     lib = Library.load(tmp_path)
     assert {s["name"] for s in lib.solutions.values()} == {e.name for e in report.built}
     data = co.read_bytes()
     assert all(e.name.encode() in data for e in report.built)  # the kernel symbols are the library names
+
+
+@pytest.mark.skipif(not _have_toolchain(), reason="LLVM AMDGPU toolchain or the kernel writer is not available")
+def test_real_builder_leaves_out_a_kernel_whose_registers_do_not_fit(tmp_path):
+    from tensile_asm.isa.arch import load_arch
+    from tensile_asm.solution.solution import Solution
+    from tensile_asm.writer.build import build_code_object, supports
+
+    def solution(data_type, tt):
+        problem = {"DataType": data_type, "TransposeA": False, "TransposeB": True, "Batched": True}
+        return Solution.from_dict({"ProblemType": problem, "WorkGroup": [16, 16, 1], "ThreadTile": tt, "DepthU": 8,
+                                   "PrefetchGlobalRead": 0, "VectorWidth": 1, "GlobalReadVectorWidth": 1})
+
+    arch = load_arch("gfx90a")
+    small, big = solution("s", [2, 2]), solution("d", [16, 16])   # 16x16 fp64 accumulators: 512 VGPRs alone
+    assert supports(small, arch) is None and supports(big, arch) is None   # registers are known once written
+    co = tmp_path / "k.co"
+    failed = build_code_object([("fits_in_registers", small), ("too_many_registers", big)], arch, co)
+    assert list(failed) == ["too_many_registers"] and "needs more than" in failed["too_many_registers"]
+    assert "VGPRs" in failed["too_many_registers"]
+    data = co.read_bytes()
+    assert data[:4] == b"\x7fELF" and b"fits_in_registers" in data and b"too_many_registers" not in data
+    assert build_code_object([("too_many_registers", big)], arch, tmp_path / "none.co") == failed
+    assert not (tmp_path / "none.co").exists()

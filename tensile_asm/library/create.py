@@ -2,9 +2,11 @@
 
 Flow: find the logic files for each architecture (by schedule alias), parse them, name every solution
 (min naming over all solutions of the build, so kernel symbols and library names agree), ask the kernel
-builder which solutions it supports, build those into one code object per architecture
-(``library/TensileLibrary_<gfx>.co``, a raw ELF, no offload bundle), write ``library/TensileLibrary.yaml``
-(or ``.dat``) listing only the built solutions, and ``support.json`` with one entry per solution.
+builder which solutions it supports (answered from parameters and limits, without writing kernels), build
+those into one code object per architecture (``library/TensileLibrary_<gfx>.co``, a raw ELF, no offload
+bundle), writing each kernel once (one whose writing fails, e.g. its registers do not fit, is reported as
+not built), write ``library/TensileLibrary.yaml`` (or ``.dat``) listing only the built solutions, and
+``support.json`` with one entry per solution.
 Every output is written under a temporary name and renamed into place, after all inputs have been read.
 """
 
@@ -26,9 +28,12 @@ from tensile_asm.solution.naming import min_names
 
 
 class KernelBuilder(Protocol):
-    def supports(self, solution, arch: Arch) -> str | None: ...
+    def supports(self, solution, arch: Arch) -> str | None:
+        """None if the solution can be built for ``arch`` (answered without writing it), else the reason."""
 
-    def build_code_object(self, kernels: list[tuple[str, Any]], arch: Arch, out_path: Path) -> Any: ...
+    def build_code_object(self, kernels: list[tuple[str, Any]], arch: Arch, out_path: Path) -> dict[str, str]:
+        """Write each (name, solution) once and link them into ``out_path``; returns {name: reason} for the
+        kernels that failed to be written (left out; nothing is written when every one failed)."""
 
 
 @dataclass
@@ -157,7 +162,12 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
                 fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=lib_dir)
                 os.close(fd)
                 staged.append((Path(tmp), final))
-                builder.build_code_object(group, arch_objs[a], Path(tmp))
+                failed = builder.build_code_object(group, arch_objs[a], Path(tmp))
+                for it in items:
+                    if it.arch == a and it.name in failed:
+                        it.reason = failed[it.name]
+                if len(failed) == len(group):
+                    staged.pop()[0].unlink(missing_ok=True)
         for tmp, final in staged:
             publish(tmp, final)
     finally:
