@@ -98,6 +98,25 @@ def test_wrong_register_width():
     assert isa().inst("s_mov_b64", EXEC, VReg("s", 2, "saved")).operands[0] == EXEC
 
 
+def test_register_placement_per_arch():
+    raises(["ds_read_b32 on gfx906: operand 0", "gfx906 has no AGPRs"], isa("gfx906").inst, "ds_read_b32", Reg("a", 0), v(1))
+    raises(["memory instructions on gfx908 take no AGPRs"], isa("gfx908").inst, "ds_read_b32", Reg("a", 0), v(1))
+    assert isa("gfx90a").inst("ds_read_b32", Reg("a", 0), v(1)).render() == "ds_read_b32 a0, v1"
+    # gfx90a and later: VGPR tuples start at an even register; gfx908 takes odd ones
+    raises(["v_fma_f64 on gfx90a: operand 1 (VGPR x2 v[3:4]): a range of 2 registers must start at a multiple of 2"],
+           isa().inst, "v_fma_f64", v(0, 2), v(3, 2), v(6, 2), v(8, 2))
+    assert isa("gfx908").inst("v_fma_f64", v(0, 2), v(3, 2), v(6, 2), v(8, 2))
+    acc = VReg("v", 4, "acc", align=2)
+    raises(["operand 0", "must start at a multiple of 2 on gfx942"],
+           isa("gfx942").inst, "ds_read_b64", acc.slice(1, 2), v(0))
+    isa("gfx942").inst("ds_read_b64", acc.slice(2, 2), v(0))
+    # SGPR pairs are even, wider ranges start at a multiple of 4 (every gfx9)
+    raises(["s_load_dwordx2 on gfx900: operand 0 (SGPR x2 s[1:2])", "multiple of 2"],
+           isa("gfx900").inst, "s_load_dwordx2", s(1, 2), s(4, 2), 0)
+    raises(["buffer_load_dword on gfx90a: operand 2 (SGPR x4 s[2:5])", "multiple of 4"],
+           isa().inst, "buffer_load_dword", v(0), v(1), s(2, 4), 0, mods=["offen"])
+
+
 def test_returning_global_atomic_writes_one_more_operand():
     g = isa()
     g.inst("global_atomic_add_f32", v(0), v(1), s(2, 2))

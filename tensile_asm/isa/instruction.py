@@ -1,7 +1,9 @@
 """Typed instructions: an opcode, its operands in assembly order, and its modifiers.
 
 Which operands are written and which are read comes from ``opcodes.op_info``; text is rendered
-only at the end, after register allocation, from the same objects the passes reason over.
+only at the end, after register allocation, from the same objects the passes reason over. The asm
+parser builds ``Instruction`` objects from text LLVM already accepted; everything that generates
+code creates them through ``instruction_set.InstructionSet(arch)``, checked for the arch.
 """
 
 from __future__ import annotations
@@ -107,7 +109,10 @@ def _render_operand(o, assignment) -> str:
 
 
 def inst(opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Instruction:
-    """Build an instruction, checking the opcode is known and the operands are operands."""
+    """Build an instruction for no particular architecture: the opcode need only have a family in
+    ``opcodes.op_info`` and the operands be operands. Writers and passes create instructions through
+    ``instruction_set.InstructionSet(arch)``, which checks them against the arch; this is its builder,
+    and what tests use for arch-free instruction objects."""
     op_info(opcode)  # raises KeyError for an opcode we cannot describe
     norm_mods = tuple((m, None) if isinstance(m, str) else (m[0], m[1]) for m in mods)
     return Instruction(opcode, tuple(as_operand(o) for o in operands), norm_mods, comment)
@@ -115,7 +120,8 @@ def inst(opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Inst
 
 def waitcnt(vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
             comment: str = "") -> Instruction:
-    """``s_waitcnt`` with named counters; a counter left out is not waited for."""
+    """``s_waitcnt`` with named counters; a counter left out is not waited for. Unchecked: writers
+    and passes use ``InstructionSet(arch).waitcnt``, which checks the counts against the arch."""
     mods = tuple((n, v) for n, v in (("vmcnt", vmcnt), ("expcnt", expcnt), ("lgkmcnt", lgkmcnt)) if v is not None)
     if not mods:
         raise ValueError("s_waitcnt needs at least one counter")

@@ -1,9 +1,10 @@
 """Instructions for one architecture, checked when they are created.
 
 ``InstructionSet(arch).inst(opcode, *operands)`` builds an ``Instruction`` only if ``opcode`` is in
-``isa/instructions/<arch>.txt`` (what LLVM knows for that target) and its operands match the row of
-``operand_table`` in count, kind and register count; otherwise it raises ``InstructionError`` naming
-the opcode, the architecture and the operand. ``waitcnt`` checks each count against the arch's
+``isa/instructions/<arch>.txt`` (what LLVM knows for that target), its operands match the row of
+``operand_table`` in count, kind and register count, and each register range is one the arch can
+take there (AGPRs it has, aligned tuples); otherwise it raises ``InstructionError`` naming the
+opcode, the architecture and the operand. ``waitcnt`` checks each count against the arch's
 counter limits. The writer and the passes create instructions only through an ``InstructionSet``;
 the plain ``instruction.inst`` stays for text that LLVM already checked (the asm parser's input).
 """
@@ -21,6 +22,7 @@ from tensile_asm.isa.opcodes import op_info, strip_encoding_suffix
 from tensile_asm.isa.operand_table import OperandSpec, signature
 from tensile_asm.isa.registers import SPECIAL_WIDTH, Imm, Label, Reg, Special, VRegRef
 
+MEMORY_ENCODINGS = ("DS", "MUBUF", "MTBUF", "FLAT", "SMEM")
 KIND_NAMES = {"v": "VGPR", "a": "AGPR", "s": "SGPR", "i": "constant", "l": "label", "o": "off"}
 
 
@@ -76,6 +78,25 @@ class InstructionSet:
         for i, (operand, spec) in enumerate(zip(ins.operands, specs)):
             if not fits(operand, spec):
                 raise InstructionError(f"{where}: operand {i} must be {describe_spec(spec)}, given {describe(operand)}")
+            if isinstance(operand, (Reg, VRegRef)):
+                why = self._placement(operand, encoding)
+                if why:
+                    raise InstructionError(f"{where}: operand {i} ({describe(operand)}): {why}")
+
+    def _placement(self, reg, encoding: str) -> str | None:
+        """Why the arch cannot take this register range here: AGPRs it lacks (or, before gfx90a, in
+        memory instructions), or a range that starts off its alignment (a virtual register's slice
+        is checked by its offset; the allocator aligns the base)."""
+        vgpr = self.arch.vgpr
+        if reg.kind == "a" and not vgpr["accum"]:
+            return f"{self.arch.name} has no AGPRs"
+        if reg.kind == "a" and encoding in MEMORY_ENCODINGS and not vgpr["unified"]:
+            return f"memory instructions on {self.arch.name} take no AGPRs (gfx90a and later do)"
+        start = reg.index if isinstance(reg, Reg) else reg.offset
+        align = vgpr["tuple_alignment"] if reg.kind != "s" else (2 if reg.count == 2 else 4)
+        if reg.count > 1 and start % align:
+            return f"a range of {reg.count} registers must start at a multiple of {align} on {self.arch.name}"
+        return None
 
     def _unknown(self, opcode: str) -> str:
         text = f"{opcode} is not an instruction of {self.arch.name} (isa/instructions/{self.arch.name}.txt)"

@@ -13,7 +13,9 @@ patterns. An operand is ``KINDS[WIDTH]``, alternatives joined by ``/``:
 
 WIDTH is the register count (1 when left out); constants and labels have none. VALU rows describe
 the mnemonic as written without a suffix, where LLVM picks the 32-bit encoding (VOP1/VOP2/VOPC) or
-VOP3; a forced ``_e32`` form takes only a VGPR as its second source (and VOPC writes only vcc).
+VOP3; a forced ``_e32`` form takes only a VGPR as its second source. Where a register range may
+sit (AGPRs at all, AGPRs in memory instructions, tuple alignment) is the arch's, from
+``isa/<arch>.yaml``'s ``vgpr`` table; tests/test_checked_instructions.py assembles every row with llvm-mc.
 """
 
 from __future__ import annotations
