@@ -11,7 +11,7 @@ Lanes are applied in ascending lane order (a batch of waves: wave order first), 
 instruction that hit one address see each other's updates like the hardware's serialisation in some
 order; the final memory is exact for commutative ops and each returned value is exact for the order
 chosen. Rounds: each round applies the first pending lane of every distinct address at once.
-Out-of-range buffer lanes are dropped and return 0 (vmem.py). In strict mode the returned value is
+Out-of-range buffer lanes are dropped and return 0 (buffer_flat.py). In strict mode the returned value is
 PENDING until ``s_waitcnt vmcnt``.
 """
 

@@ -110,7 +110,7 @@ class DeviceMemory:
         return out
 
     def store_u32(self, addrs: np.ndarray, values: np.ndarray, atomic: bool = False) -> None:
-        """``atomic``: the store half of a read-modify-write (smem_store.py), for the race checker."""
+        """``atomic``: the store half of a read-modify-write (scalar/stores.py), for the race checker."""
         for a, off, sel in self.locate(addrs, 4):
             if self.races is not None:
                 (self.races.atomic if atomic else self.races.store)(a, off, 4)
