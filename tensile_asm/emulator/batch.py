@@ -51,7 +51,7 @@ class WaveBatch:
         self._exec_key = None
         self.sync_exec()
         for w in subs[1:]:                 # scratch strict state for the followers' per-wave ops
-            w.rstate, w.pending = bytearray(lead.rstate), Pending()
+            w.rstate, w.pending = bytearray(lead.rstate), Pending(lead.pending.limits)
 
     # -- the Wave interface batchable handlers use -----------------------------------------------
     @property
@@ -98,7 +98,7 @@ class WaveBatch:
 
 
 def _copy_pending(p: Pending) -> Pending:
-    q = Pending()
+    q = Pending(p.limits)
     q.vm = copy.copy(p.vm)
     q.lgkm = list(p.lgkm)
     q.owner = dict(p.owner)

@@ -190,10 +190,11 @@ class WaveSetup:
                         st[VKEY + d] = READY
             w.set_exec(mask_of(live[sl]))
             st[EXEC_LO] = st[EXEC_HI] = READY
-            w.pending = _new_pending()
+            w.pending = _new_pending(self.arch)
             group.waves.append(w)
 
 
-def _new_pending():
+def _new_pending(arch):
     from tensile_asm.emulator.strict.waitcnt import Pending
-    return Pending()
+    from tensile_asm.isa.counters import counter_limits
+    return Pending(counter_limits(arch))

@@ -46,15 +46,12 @@ FLAGS = frozenset({"offen", "idxen", "addr64", "glc", "slc", "dlc", "lds", "gds"
 _SELECTORS = {name: i for names in (SDWA_SELECTORS, SDWA_UNUSED) for i, name in enumerate(names)}
 _BRANCHES = ("s_branch", "s_cbranch_")
 
-# gfx9 s_waitcnt simm16 layout and the counter maxima (a counter at its maximum does not wait).
-WAITCNT_MAX = {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 15}
-
-
+# gfx9 s_waitcnt simm16 layout: counter -> (value, all-ones of its field); a field of all ones does not wait.
 def decode_waitcnt_gfx9(simm16: int) -> tuple:
     """Counters (as modifiers) that a numeric gfx9 ``s_waitcnt`` operand waits for."""
     vm = (simm16 & 0xF) | ((simm16 >> 14) & 0x3) << 4
-    counts = {"vmcnt": vm, "expcnt": (simm16 >> 4) & 0x7, "lgkmcnt": (simm16 >> 8) & 0xF}
-    return tuple((n, v) for n, v in counts.items() if v < WAITCNT_MAX[n])
+    fields = {"vmcnt": (vm, 0x3F), "expcnt": ((simm16 >> 4) & 0x7, 0x7), "lgkmcnt": ((simm16 >> 8) & 0xF, 0xF)}
+    return tuple((n, v) for n, (v, ones) in fields.items() if v < ones)
 
 
 @dataclass

@@ -6,7 +6,8 @@ also count in lgkmcnt but may return out of order, so only ``lgkmcnt(0)`` proves
 ``s_waitcnt lgkmcnt(N)`` therefore retires the LDS operations older than the newest N (if SMEM loads
 completed first, N LDS operations may still be in flight) and every SMEM load only when N is 0.
 
-The counters saturate (gfx9: vmcnt 63, lgkmcnt 15, expcnt 7): a wave does not issue an operation while
+The counters saturate at the maxima of isa/<gfx>.yaml ``memory`` (gfx9: vmcnt 63, lgkmcnt 15, expcnt 7;
+isa/counters.py reads them for this checker and for the waitcnt pass alike): a wave does not issue an operation while
 its counter is at the maximum, so issuing one retires the oldest outstanding operation first — for
 lgkmcnt only when the outstanding ones are all of one in-order kind (with SMEM among them, which one
 finished is unknown, and nothing is retired).
@@ -26,9 +27,7 @@ from collections import deque
 
 from tensile_asm.emulator.memory.device import Fault
 from tensile_asm.emulator.state import AKEY, PENDING, READY, UNWRITTEN, VKEY
-from tensile_asm.isa.parser import WAITCNT_MAX
-
-_VM_MAX, _LGKM_MAX, _EXP_MAX = WAITCNT_MAX["vmcnt"], WAITCNT_MAX["lgkmcnt"], WAITCNT_MAX["expcnt"]
+from tensile_asm.isa.counters import COUNTER_OF, IN_ORDER, CounterLimits
 
 
 class Outstanding:
@@ -42,9 +41,10 @@ class Outstanding:
 
 
 class Pending:
-    __slots__ = ("vm", "lgkm", "owner", "exp", "locked")
+    __slots__ = ("vm", "lgkm", "owner", "exp", "locked", "limits")
 
-    def __init__(self):
+    def __init__(self, limits: CounterLimits):
+        self.limits = limits         # the architecture's counter maxima (isa/counters.py)
         self.vm: deque = deque()
         self.lgkm: list = []
         self.owner: dict = {}        # register key -> the Outstanding that will write it
@@ -57,11 +57,11 @@ def issue(w, inst, keys, kind, lds_index=None) -> None:
     p = w.pending
     entry = Outstanding(inst, keys, kind, None if lds_index is None else w.split_columns(lds_index))
     if kind == "vm":
-        if len(p.vm) >= _VM_MAX:                 # the wave waited for the oldest before issuing this one
+        if len(p.vm) >= p.limits.vmcnt:                 # the wave waited for the oldest before issuing this one
             _retire(w, p.vm.popleft())
         p.vm.append(entry)
     else:
-        if len(p.lgkm) >= _LGKM_MAX and kind in IN_ORDER_LGKM and all(e.kind == kind for e in p.lgkm):
+        if len(p.lgkm) >= p.limits.lgkmcnt and kind in IN_ORDER_LGKM and all(e.kind == kind for e in p.lgkm):
             _retire(w, p.lgkm.pop(0))
         p.lgkm.append(entry)
     st = w.rstate
@@ -107,14 +107,14 @@ def wait(w, vmcnt, lgkmcnt, expcnt=None) -> None:
 
 
 # lgkmcnt operations that retire in issue order among their own kind ('smem' ones do not).
-IN_ORDER_LGKM = ("lds", "gds")
+IN_ORDER_LGKM = tuple(k for k in IN_ORDER if COUNTER_OF[k] == "lgkmcnt")      # ('lds', 'gds')
 
 
 def lock(w, inst, keys) -> None:
     """A GDS operation issued: its source VGPRs ``keys`` are locked until expcnt retires it."""
     p = w.pending
     entry = Outstanding(inst, keys, "exp")
-    if len(p.exp) >= _EXP_MAX:
+    if len(p.exp) >= p.limits.expcnt:
         old = p.exp.popleft()
         for k in old.keys:
             if p.locked.get(k) is old:
