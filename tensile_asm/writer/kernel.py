@@ -17,6 +17,7 @@ from tensile_asm.isa.allocation import allocate
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.hazards import insert_wait_states
 from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.waitcnt_pass import insert_waitcnt
 from tensile_asm.writer import global_read, local_memory, mac, signature, stagger, store
 from tensile_asm.writer.arguments import Argument, argument_layout
 from tensile_asm.writer.context import Geometry, KernelContext
@@ -35,7 +36,9 @@ class Kernel:
     assignment: dict
 
     def __post_init__(self):
-        # Hazard-free by construction: s_nop wherever isa/<arch>.yaml `hazards` asks (idempotent).
+        # s_waitcnt wherever a pending memory operation must be complete (waitcnt_pass.py), then
+        # hazard-free by construction: s_nop wherever isa/<arch>.yaml `hazards` asks (both idempotent).
+        insert_waitcnt(self.module, self.arch, self.assignment)
         insert_wait_states(self.module, self.arch, self.assignment)
 
     def body_text(self) -> str:
