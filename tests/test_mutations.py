@@ -1,6 +1,7 @@
-"""Mutation test of the strict emulator: delete one ``s_waitcnt`` or one ``s_nop`` that the hazard rules
-say matters from a generated (or hand-written MFMA) kernel, assemble, run strict on random data: the
-emulator must report it (a strict error) or the result must be wrong. A fixed-seed sample of the
+"""Mutation test of the strict emulator: delete one ``s_waitcnt`` (every one the waitcnt pass inserted) or
+one ``s_nop`` that the hazard rules say matters from a generated kernel (a GEMM kernel or a helper kernel
+it launches; or a hand-written MFMA kernel, its waits and nops placed by the passes), assemble, run strict
+on random data: the emulator must report it (a strict error) or the result must be wrong. A fixed-seed sample of the
 mutations runs here (``SAMPLE`` per kernel); ``bench/waitcnt_mutations.py`` runs all of them and prints
 the detection rate."""
 
@@ -30,29 +31,42 @@ def _geometries():
     from tensile_asm.benchmark.verify import Size
     from gemm_geometry import gemm_geometry
     # name: (arch, geometry, [(size, beta)]); every workgroup has two or more waves (barriers matter). The
-    # two cases together run every path: loop iterations on both LDS buffers and both last-iteration
-    # copies (K/DepthU of either parity), the tail loop, the beta and the beta-zero stores.
+    # cases together run every path: each exit of the summation loop (K < DepthU: no iteration; K/DepthU
+    # = 1: straight to the first last-iteration copy; even and odd iteration counts: out of either
+    # unrolled copy into the other last-iteration buffer), the tail loop and none, the beta and the
+    # beta-zero stores. A mutant runs the next case only when the ones before noticed nothing.
     return {
         "valu_vw4_pgr_plr": ("gfx942", gemm_geometry((16, 8), (8, 8), 8, VectorWidth=4, GlobalReadVectorWidth=4,
                                                      PrefetchGlobalRead=1, PrefetchLocalRead=1),
-                             [(Size(67, 35, 35, 1), 0.5), (Size(67, 35, 40, 1), 0.0)]),
+                             [(Size(67, 35, 35, 1), 0.5), (Size(67, 35, 40, 1), 0.0), (Size(67, 35, 5, 1), 0.5),
+                              (Size(67, 35, 11, 1), 0.0)]),
         "local_split_u": ("gfx90a", gemm_geometry((8, 8, 2), (4, 4), 16, trans=(True, False)),
-                          [(Size(35, 37, 37, 1), 0.5), (Size(35, 37, 32, 1), 0.0)]),
+                          [(Size(35, 37, 37, 1), 0.5), (Size(35, 37, 32, 1), 0.0), (Size(35, 37, 5, 1), 0.5)]),
         "global_split_u": ("gfx942", gemm_geometry((16, 8), (2, 2), 8, GlobalSplitU=2),
-                           [(Size(37, 19, 27, 1), 0.5), (Size(37, 19, 16, 1), 0.0)]),
+                           [(Size(37, 19, 27, 1), 0.5), (Size(37, 19, 16, 1), 0.0), (Size(37, 19, 3, 1), 0.5)]),
+        "gsu_multiple_buffer": ("gfx90a", gemm_geometry((16, 8), (2, 2), 8, GlobalSplitU=3,
+                                                        GlobalSplitUAlgorithm="MultipleBuffer"),
+                                [(Size(37, 19, 27, 1), 0.5), (Size(37, 19, 16, 1), 0.0)]),
     }
 
 
-KERNELS = ["valu_vw4_pgr_plr", "local_split_u", "global_split_u", "mfma_gfx90a", "mfma_gfx942"]
+# The helper kernels, mutated while linked with the GEMM kernel that launches them.
+HELPERS = {"beta_only": "global_split_u", "post_gsu": "gsu_multiple_buffer"}
+KERNELS = ["valu_vw4_pgr_plr", "local_split_u", "global_split_u", "gsu_multiple_buffer", "beta_only", "post_gsu",
+           "mfma_gfx90a", "mfma_gfx942"]
 
 
 # -- generated kernels --------------------------------------------------------------------------------
 @lru_cache(maxsize=None)
 def generated(name):
+    """(arch, geometry, cases, the kernel to mutate, the kernels to link) of a generated kernel's name."""
+    from tensile_asm.writer.build import with_helpers
     from tensile_asm.writer.kernel import write_kernel
-    arch_name, g, cases = _geometries()[name]
+    main = HELPERS.get(name, name)
+    arch_name, g, cases = _geometries()[main]
     arch = load_arch(arch_name)
-    return arch, g, cases, write_kernel(g, arch, f"mut_{name}")
+    kernels = with_helpers([write_kernel(g, arch, f"mut_{main}")], arch)
+    return arch, g, cases, kernels[-1] if name in HELPERS else kernels[0], tuple(kernels)
 
 
 def _sites(module: Module):
@@ -78,7 +92,7 @@ def mutations(name):
     if name.startswith("mfma_"):
         text, _ = mfma_kernel(name.split("_")[1])
         return [(t.strip(), i) for i, t in enumerate(text) if t.strip().startswith(("s_waitcnt", "s_nop"))]
-    arch, _, _, kernel = generated(name)
+    arch, _, _, kernel, _ = generated(name)
     flat = list(kernel.module.flatten())
     out = []
     for parent, i in _sites(kernel.module):
@@ -96,42 +110,42 @@ def run_mutant(name, site) -> tuple[bool, str]:
     from tensile_asm.benchmark.verify import verify_sizes
     from tensile_asm.runtime.emulated import EmulatedRuntime
     from tensile_asm.writer.build import link_kernels
-    arch, g, cases, kernel = generated(name)
+    arch, g, cases, _, kernels = generated(name)
     parent, i = site
     removed = parent.items.pop(i)
     try:
         co = Path(tempfile.mkdtemp(prefix="mut-")) / "m.co"
-        link_kernels([kernel], arch, co)
+        link_kernels(list(kernels), arch, co)
     finally:
         parent.items.insert(i, removed)
-    for size, beta in cases:          # the second case only when the first noticed nothing
-        [r] = verify_sizes(co, kernel.name, g, [size], 1.5, beta, 3, EmulatedRuntime())
+    for size, beta in cases:          # the next case only when the ones before noticed nothing
+        [r] = verify_sizes(co, kernels[0].name, g, [size], 1.5, beta, 3, EmulatedRuntime())
         if not r.passed:
             return True, r.detail
     return False, f"max rel err {r.max_rel_error}"
 
 
-# -- a hand-written MFMA kernel (the writer has no MFMA yet), its s_nop placed by the hazard pass -------
+# -- a hand-written MFMA kernel (the writer has no MFMA yet), its waits and s_nop placed by the passes -----
 MFMA = {"gfx90a": "v_mfma_f32_32x32x2f32", "gfx942": "v_mfma_f32_32x32x2_f32"}
 
 
 @lru_cache(maxsize=None)
 def mfma_kernel(arch_name):
     """D(32x32) = A0 B0 + 2 A1 B1 with two 32x32x2 fp32 MFMAs accumulating in AGPRs; each lane loads its
-    A/B element of each K step (host-side lane order). Returns (body lines with the pass's nops, arch)."""
+    A/B element of each K step (host-side lane order). Returns (body lines with the passes' waits and nops, arch)."""
     from tensile_asm.isa.parser import parse_instruction
+    from tensile_asm.isa.waitcnt_pass import insert_waitcnt
     op = MFMA[arch_name]
-    body = ["s_load_dwordx4 s[4:7], s[0:1], 0x0", "v_lshlrev_b32 v1, 2, v0", "s_waitcnt lgkmcnt(0)"]
+    body = ["s_load_dwordx4 s[4:7], s[0:1], 0x0", "v_lshlrev_b32 v1, 2, v0"]
     body += [f"global_load_dword v{2 + t}, v1, s[4:5] offset:{256 * t}" for t in range(4)]
     body += ["v_mov_b32 v6, 0"] + [f"v_accvgpr_write_b32 a{r}, v6" for r in range(16)]
-    body += ["s_waitcnt vmcnt(2)", f"{op} a[0:15], v2, v3, a[0:15]",
-             "s_waitcnt vmcnt(0)", "v_mul_f32 v4, 2.0, v4", f"{op} a[0:15], v4, v5, a[0:15]"]
+    body += [f"{op} a[0:15], v2, v3, a[0:15]", "v_mul_f32 v4, 2.0, v4", f"{op} a[0:15], v4, v5, a[0:15]"]
     body += [f"v_accvgpr_read_b32 v{8 + r}, a{r}" for r in range(16)]
     body += [f"global_store_dword v1, v{8 + r}, s[6:7] offset:{256 * r}" for r in range(16)]
     body.append("s_endpgm")
     insts = [parse_instruction(t) for t in body]
     arch = load_arch(arch_name)
-    assert insert_wait_states(insts, arch) > 0
+    assert insert_waitcnt(insts, arch) > 0 and insert_wait_states(insts, arch) > 0
     return tuple(i.render().split("//")[0].strip() for i in insts), arch
 
 
@@ -184,11 +198,11 @@ def test_unmutated_kernels_pass():
     from tensile_asm.runtime.emulated import EmulatedRuntime
     from tensile_asm.writer.build import link_kernels
     for name in _geometries():
-        arch, g, cases, kernel = generated(name)
+        arch, g, cases, _, kernels = generated(name)
         co = Path(tempfile.mkdtemp(prefix="mut-")) / "m.co"
-        link_kernels([kernel], arch, co)
+        link_kernels(list(kernels), arch, co)
         for size, beta in cases:
-            [r] = verify_sizes(co, kernel.name, g, [size], 1.5, beta, 3, EmulatedRuntime())
+            [r] = verify_sizes(co, kernels[0].name, g, [size], 1.5, beta, 3, EmulatedRuntime())
             assert r.passed, (name, size, beta, r.detail)
     for arch_name in MFMA:
         text, _ = mfma_kernel(arch_name)
@@ -201,7 +215,7 @@ def test_every_kernel_has_nops_and_waitcnts_to_remove():
     for name in KERNELS:
         kinds = {d.split()[0] for d, _ in mutations(name)}
         assert "s_waitcnt" in kinds, name
-        if name != "local_split_u":            # gfx90a VALU kernels need no s_nop
+        if name not in ("local_split_u", "gsu_multiple_buffer", "post_gsu"):   # gfx90a VALU: no s_nop needed
             assert "s_nop" in kinds, name
 
 
