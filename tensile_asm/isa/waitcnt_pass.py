@@ -28,13 +28,16 @@ _VGPR_KEYS = range(256, 768)
 class _Facts:
     """What one instruction means to the counters (computed once per instruction)."""
 
-    __slots__ = ("reads", "writes", "kind", "completes", "locks", "barrier", "ds", "writes_exec", "ends_block")
+    __slots__ = ("reads", "writes", "touched", "write_only", "kind", "completes", "locks", "barrier", "ds",
+                 "writes_exec", "ends_block")
 
     def __init__(self, ins: Instruction, assignment):
         info = ins.info
         keys = lambda ops: tuple(k for o in ops for k in operand_keys(o, assignment))   # noqa: E731
         self.reads = keys(ins.uses) + keys(Special(n) for n in info.implicit_uses if n != "scc")
         self.writes = keys(ins.defs) + keys(Special(n) for n in info.implicit_defs if n != "scc")
+        self.touched = frozenset(self.reads + self.writes)
+        self.write_only = frozenset(self.writes) - frozenset(self.reads)
         self.writes_exec = bool(_EXEC_KEYS.intersection(self.writes))
         self.kind = _kind(ins)
         self.ds = info.family == "DS" and self.kind == "lds"
@@ -59,31 +62,38 @@ def _kind(ins: Instruction) -> str | None:
     return counter                                       # 'vm', 'smem' or None
 
 
-def _needs(st: State, f: _Facts, limits) -> dict:
-    """counter -> (count, batch open, what) that must hold before the instruction of ``f`` issues."""
+def _needs(st: State, f: _Facts, limits, only: str | None = None) -> dict:
+    """counter -> (count, batch open, why) that must hold before the instruction of ``f`` issues (``only``:
+    that counter alone). ``why`` is a register key or a sentence."""
     need: dict = {}
-
-    def ask(key, kind, what):
-        got = st.need(key, kind, limits)
-        if got is not None:
-            counter = COUNTER_OF[kind]
-            if counter not in need or got[0] < need[counter][0]:
-                need[counter] = (*got, what)
-
-    for k in set(f.reads) | set(f.writes):
-        for kind in ("vm", "lds", "gds", "smem"):
-            if k in f.writes and k not in f.reads and kind == f.kind and kind != "smem":
-                continue                                  # WAW with a load of the same in-order kind
-            ask(k, kind, key_name(k))
-        if k in f.writes:
-            ask(k, "exp", f"{key_name(k)} (GDS lock)")
-    if f.writes_exec and st.counts.get("exp"):
+    entries = st.entries
+    if entries:
+        for k in f.touched:
+            by = entries.get(k)
+            if by is None:
+                continue
+            for kind, e in by.items():
+                if only is not None and COUNTER_OF[kind] != only:
+                    continue
+                if kind == "exp" and k not in f.writes:
+                    continue                              # a GDS lock forbids writes only
+                if kind == f.kind and kind != "smem" and k in f.write_only:
+                    continue                              # WAW with a load of the same in-order kind
+                n = 0 if kind == "smem" else min(e.newer, limits.of(COUNTER_OF[kind]) - 1)
+                counter = COUNTER_OF[kind]
+                if counter not in need or n < need[counter][0]:
+                    need[counter] = (n, e.open, k)
+    if f.writes_exec and st.counts.get("exp") and only in (None, "expcnt"):
         need["expcnt"] = (0, True, "EXEC (GDS reads it late)")
-    if f.barrier:
-        for kind in ("lds", "vm"):
-            ask(LDS_WRITE, kind, "LDS writes before s_barrier")
-    if f.ds:
-        ask(LDS_DMA, "vm", "LDS-DMA loads before a DS access")
+    for applies, key, kinds, why in ((f.barrier, LDS_WRITE, ("lds", "vm"), "LDS writes before s_barrier"),
+                                     (f.ds, LDS_DMA, ("vm",), "LDS-DMA loads before a DS access")):
+        if applies:
+            for kind in kinds:
+                got = st.need(key, kind, limits)
+                counter = COUNTER_OF[kind]
+                if got is not None and (only is None or only == counter) and (
+                        counter not in need or got[0] < need[counter][0]):
+                    need[counter] = (*got, why)
     return need
 
 
@@ -95,7 +105,7 @@ def _with_batch(need: dict, st: State, later, limits) -> dict:
         for f in later:
             if f is None or (f.kind is not None and COUNTER_OF[f.kind] == counter):
                 break                                     # a label, a branch, or the next issue
-            m = _needs(st, f, limits).get(counter)
+            m = _needs(st, f, limits, counter).get(counter)
             if m is not None and m[1] == batch and m[0] < n:
                 n = m[0]
         out[counter] = (n, what)
@@ -168,7 +178,7 @@ def _straight(facts, start):
 
 def wait_instruction(need: dict) -> Instruction:
     counts = {c: n for c, (n, _) in need.items()}
-    why = "; ".join(dict.fromkeys(what for _, what in need.values()))
+    why = "; ".join(dict.fromkeys(key_name(w) if isinstance(w, int) else w for _, w in need.values()))
     return waitcnt(vmcnt=counts.get("vmcnt"), lgkmcnt=counts.get("lgkmcnt"), expcnt=counts.get("expcnt"),
                    comment=f"for {why}")
 

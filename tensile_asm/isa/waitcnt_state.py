@@ -53,8 +53,8 @@ class Entry:
 
 
 class State:
-    """Pending effects by (register key or pseudo register, kind), and per kind an upper bound of the
-    outstanding operations."""
+    """Pending effects: register key (or pseudo register) -> kind -> Entry; and per kind an upper bound
+    of the outstanding operations."""
 
     __slots__ = ("entries", "counts")
 
@@ -63,18 +63,29 @@ class State:
         self.counts: dict = counts if counts is not None else {}
 
     def copy(self) -> "State":
-        return State({k: Entry(*e.key()) for k, e in self.entries.items()}, dict(self.counts))
+        return State({k: {kd: Entry(*e.key()) for kd, e in by.items()} for k, by in self.entries.items()},
+                     dict(self.counts))
 
     def __eq__(self, other):
         return self.entries == other.entries and self.counts == other.counts
 
+    def _all(self):
+        return ((k, kd, e) for k, by in self.entries.items() for kd, e in by.items())
+
+    def _drop(self, doomed) -> None:
+        for k, kd in doomed:
+            by = self.entries[k]
+            del by[kd]
+            if not by:
+                del self.entries[k]
+
     def join(self, other: "State") -> "State":
         """What holds on either path: every pending effect, the fewest newer operations, the most outstanding."""
         out = self.copy()
-        for k, e in other.entries.items():
-            mine = out.entries.get(k)
+        for k, kd, e in other._all():
+            mine = out.entries.setdefault(k, {}).get(kd)
             if mine is None:
-                out.entries[k] = Entry(*e.key())
+                out.entries[k][kd] = Entry(*e.key())
             else:
                 mine.newer = min(mine.newer, e.newer)
                 mine.open = mine.open or e.open
@@ -86,32 +97,31 @@ class State:
     def issue(self, kind: str, keys, limits: CounterLimits) -> None:
         """An operation of ``kind`` issued, completing ``keys`` (registers and pseudo registers)."""
         top = limits.of(COUNTER_OF[kind])
-        for (k, kd), e in self.entries.items():
+        for _, kd, e in self._all():
             if kd == kind:
                 e.newer = min(e.newer + 1, top)
         if kind != "smem" and not any(self.counts.get(other) for other, c in COUNTER_OF.items()
                                       if c == COUNTER_OF[kind] and other != kind):
             # saturated: the oldest of this in-order kind retired before this one issued
-            for k in [k for k, e in self.entries.items() if k[1] == kind and e.newer >= top]:
-                del self.entries[k]
+            self._drop([(k, kd) for k, kd, e in self._all() if kd == kind and e.newer >= top])
         self.counts[kind] = min(self.counts.get(kind, 0) + 1, top)
         for k in keys:
-            self.entries[(k, kind)] = Entry()
+            self.entries.setdefault(k, {})[kind] = Entry()
 
     def overwrite(self, keys) -> None:
         """A register written by an instruction that is not a load: no pending load completes it any more."""
         for k in keys:
-            for kind in ("vm", "lds", "gds", "smem"):
-                self.entries.pop((k, kind), None)
+            by = self.entries.get(k)
+            if by is not None:
+                self._drop([(k, kd) for kd in by if kd != "exp"])
 
     def wait(self, counter: str, n: int) -> None:
         """``s_waitcnt counter(n)``."""
         kinds = [kd for kd, c in COUNTER_OF.items() if c == counter]
-        for k in [k for k, e in self.entries.items() if k[1] in kinds
-                  and (e.newer >= n if k[1] != "smem" else n == 0)]:
-            del self.entries[k]
-        for k, e in self.entries.items():
-            if k[1] in kinds:
+        self._drop([(k, kd) for k, kd, e in self._all() if kd in kinds
+                    and (e.newer >= n if kd != "smem" else n == 0)])
+        for _, kd, e in self._all():
+            if kd in kinds:
                 e.open = False
         for kd in kinds:
             if kd in self.counts:
@@ -123,7 +133,7 @@ class State:
     def need(self, key, kind: str, limits: CounterLimits) -> tuple | None:
         """(the count ``s_waitcnt`` must reach before an access of ``key`` pending on ``kind``, whether
         that operation is of the newest batch), or None when it is not pending."""
-        e = self.entries.get((key, kind))
+        e = self.entries.get(key, {}).get(kind)
         if e is None:
             return None
         if kind == "smem":
