@@ -1,8 +1,10 @@
-"""Delete, one at a time, every s_waitcnt and every s_nop the hazard rules say matters from the kernels
-of tests/test_mutations.py (generated: a VectorWidth 4 + PrefetchGlobalRead + PrefetchLocalRead kernel,
-a LocalSplitU kernel and a GlobalSplitU kernel; hand-written: an MFMA kernel for gfx90a and gfx942 with
-the s_nop the hazard pass placed), run each mutant strict on the emulator with random data, and print
-CAUGHT/MISSED per deletion and the detection rate. The test suite runs a fixed-seed sample of these.
+"""Delete, one at a time, every s_waitcnt (all placed by the waitcnt pass) and every s_nop the hazard rules
+say matters from the kernels of tests/test_mutations.py (generated: a VectorWidth 4 + PrefetchGlobalRead +
+PrefetchLocalRead kernel, a LocalSplitU kernel, a GlobalSplitU kernel and a MultipleBuffer one, and the
+beta-only and post-GSU helper kernels they launch; hand-written: an MFMA kernel for gfx90a and gfx942 with
+the waits and s_nop the passes placed), run each mutant strict on the emulator with random data on sizes
+that take every path, and print CAUGHT/MISSED per deletion and the detection rate. The test suite runs a
+fixed-seed sample of these.
 
     PYTHONPATH=. python3 bench/waitcnt_mutations.py [KERNEL ...]
 
