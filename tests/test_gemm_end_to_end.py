@@ -122,7 +122,9 @@ def test_removed_waitcnt_is_reported_by_the_strict_emulator(tmp_path):
     sol = solution(TILES[3], False, False)
     kernel = build_kernel(sol, arch, "nowait")
     lines = kernel.text().splitlines()
-    victim = next(i for i, l in enumerate(lines) if "s_waitcnt vmcnt(0)" in l and "global reads landed" in l)
+    # the waitcnt pass's wait for the global reads, before the local writes of the tile
+    victim = next(i for i, l in enumerate(lines) if l.strip().startswith("s_waitcnt vmcnt(0)")
+                  and lines[i + 1].strip().startswith("ds_write"))
     co = tmp_path / "nowait.co"
     toolchain.assemble_and_link("\n".join(lines[:victim] + lines[victim + 1:]) + "\n", arch, co)
     [r] = verify_sizes(co, "nowait", geometry(sol), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime())

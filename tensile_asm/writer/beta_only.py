@@ -57,7 +57,6 @@ def write_beta_only(arch: Arch, batched: bool):
           ctx.inst("s_cmp_eq_u32", beta_bits, 0),
           ctx.inst("s_cbranch_scc1", zero),
           ctx.inst("buffer_load_dword", val, c_off, srd_c, 0, mods=["offen"]),
-          ctx.waitcnt(vmcnt=0),
           ctx.inst("v_mul_f32", val, arg("Beta"), val),
           ctx.inst("s_branch", done),
           LabelDef(zero.name),

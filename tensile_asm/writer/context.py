@@ -233,10 +233,6 @@ class KernelContext:
         """An instruction of this kernel's architecture, checked (``InstructionSet.inst``)."""
         return self.isa.inst(opcode, *operands, mods=mods, comment=comment)
 
-    def waitcnt(self, vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
-                comment: str = "") -> Instruction:
-        return self.isa.waitcnt(vmcnt=vmcnt, lgkmcnt=lgkmcnt, expcnt=expcnt, comment=comment)
-
     def vgpr(self, name: str, count: int = 1, align: int = 1) -> VReg:
         if count > 1:
             align = max(align, self.arch.vgpr["tuple_alignment"])

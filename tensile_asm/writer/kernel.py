@@ -1,12 +1,13 @@
 """The KernelWriter: compose the components into one kernel, allocate registers, render text.
 
 Summation loop without PrefetchGlobalRead: global loads of A and B; move the descriptors along K;
-wait; barrier (everyone is done reading the previous tile); write LDS; wait; barrier; then the MAC
-steps. With PrefetchGlobalRead the tile of iteration i+1 is loaded while iteration i computes, into
+barrier (everyone is done reading the previous tile); write LDS; barrier; then the MAC steps. With PrefetchGlobalRead the tile of iteration i+1 is loaded while iteration i computes, into
 the other of two LDS buffers; the loop is unrolled twice so buffer offsets stay immediates, and the
 last iteration (no more loads) runs from a copy of the body without global reads. The MAC steps read
 K-slice u+1 from LDS while computing slice u with PrefetchLocalRead. The tail loop runs once more
-with K-guarded loads into buffer 0 when K is not a multiple of DepthU.
+with K-guarded loads into buffer 0 when K is not a multiple of DepthU. The components only state what
+they load and use: the waitcnt pass (isa/waitcnt_pass.py) places every s_waitcnt when the kernel is
+finished (before a use of a loaded register, and for the LDS writes before a barrier).
 """
 
 from __future__ import annotations
@@ -72,24 +73,21 @@ class _Parts:
 
 
 def _mac_steps(p: _Parts, buffer: int) -> Module:
-    """LoopUnroll steps of (LDS reads, wait, FMAs) on one LDS buffer.
+    """LoopUnroll steps of (LDS reads, FMAs) on one LDS buffer.
 
     With PrefetchLocalRead P the reads of slice u+P are issued before slice u is computed, into a
-    register set of their own; the wait then lets the newer slices' reads stay in flight (LDS reads
-    complete in order), as far as lgkmcnt can count them."""
+    register set of their own, so they are in flight while slice u computes (the waitcnt pass waits
+    for slice u's reads only)."""
     ctx, g = p.ctx, p.ctx.geometry
     m = Module(f"MAC steps on LDS buffer {buffer}")
     steps, sets = g.loop_unroll, g.local_read_sets
-    ahead, per_step = sets - 1, local_memory.reads_per_step(ctx)
-    max_lgkm = ctx.arch.memory["max_lgkmcnt"]
+    ahead = sets - 1
     for u in range(min(ahead, steps)):
         m.add(local_memory.local_reads(ctx, p.lr, u, buffer, regset=u % sets))
     for u in range(steps):
         if u + ahead < steps:
             m.add(local_memory.local_reads(ctx, p.lr, u + ahead, buffer, regset=(u + ahead) % sets))
-        newer = per_step * (min(u + ahead, steps - 1) - u)
-        m.add(ctx.waitcnt(lgkmcnt=min(newer, max_lgkm), comment=f"k={u} operands"),
-              mac.mac_step(ctx, p.acc, p.lr, regset=u % sets))
+        m.add(mac.mac_step(ctx, p.acc, p.lr, regset=u % sets))
     return m
 
 
@@ -102,11 +100,9 @@ def _advance(p: _Parts) -> Module:
 
 def _write_tile(p: _Parts, buffer: int) -> Module:
     return Module("global reads to LDS").add(
-        p.ctx.waitcnt(vmcnt=0, comment="global reads landed"),
         global_read.widen(p.ctx, p.a), global_read.widen(p.ctx, p.b),
         local_memory.local_writes(p.ctx, p.a, buffer), local_memory.local_writes(p.ctx, p.b, buffer),
-        p.ctx.waitcnt(lgkmcnt=0, comment="local writes done"),
-        p.ctx.inst("s_barrier", comment="tile visible to all waves"))
+        p.ctx.inst("s_barrier", comment="tile visible to all waves (the pass waits for the local writes)"))
 
 
 def _loop_single_buffer(p: _Parts, counter, k_size) -> Module:

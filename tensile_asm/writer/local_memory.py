@@ -77,13 +77,6 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
     return m, state
 
 
-def reads_per_step(ctx: KernelContext) -> int:
-    """LDS read instructions one K-slice takes (A and B, in accesses of at most 16 bytes)."""
-    g = ctx.geometry
-    per_vector = -(-(g.vector_width * g.acc_regs) // 4)
-    return (g.tt0 + g.tt1) // g.vector_width * per_vector
-
-
 def local_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int = 0, regset: int = 0) -> Module:
     """Read the thread tile's A and B values of K-slice ``u`` (of this group's LoopUnroll)."""
     g = ctx.geometry

@@ -86,9 +86,7 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
     for s in range(1, gemm.global_split_u):
         m.add(ctx.inst("v_add_u32", ws_off, slice_bytes, ws_off),
               ctx.inst(load, part, ws_off, srd_ws, 0, mods=["offen"]),
-              ctx.waitcnt(vmcnt=0),
               ctx.inst("v_add_f64" if r > 1 else "v_add_f32", total, total, part))
-    m.add(ctx.waitcnt(vmcnt=0, comment="partial sums"))
     scalars_mod, scalars = load_scalars(ctx, regs)
     beta_zero, done = ctx.label("BetaZero"), ctx.label("Done")
     beta_bits, beta = ctx.sgpr("BetaMagnitude"), arg("Beta")
@@ -100,7 +98,6 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
     m.add(ctx.inst("s_cmp_eq_u32", beta_bits, 0),
           ctx.inst("s_cbranch_scc1", beta_zero),
           ctx.inst(LOAD_OUT[g.out_bpe], c_val, c_off, srd_c, 0, mods=["offen"]),
-          ctx.waitcnt(vmcnt=0, comment="C"),
           widen_c(ctx, c_val),
           fma(ctx, total, scalars.beta, c_val),
           LabelDef(beta_zero.name))

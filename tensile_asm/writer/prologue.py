@@ -60,7 +60,6 @@ def load_arguments(ctx: KernelContext, regs: EntryRegisters, block: VReg) -> Mod
                 break
         m.add(ctx.inst(opcode, block.slice(offset, width), regs.kernarg_ptr, offset * 4))
         offset += width
-    m.add(ctx.waitcnt(lgkmcnt=0, comment="kernel arguments"))
     return m
 
 

@@ -176,7 +176,6 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
                   ctx.inst("v_cndmask_b32", c_offsets[i], ctx.oob_offset, c_offsets[i], VCC))
         for i in range(n):
             m.add(memory_op(ctx, LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c))
-        m.add(ctx.waitcnt(vmcnt=0, comment="C loaded"))
         for i, v in enumerate(col.values):
             m.add(widen_c(ctx, c_values.slice(i * r, r)), fma(ctx, v, scalars.beta, c_values.slice(i * r, r)))
     for i, v in enumerate(col.values):
@@ -244,7 +243,7 @@ def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> t
             rvec, rlane = g.element_row(i)
             off = ((rvec * g.wg0 * vw + rlane) + (cvec * g.wg1 * vw + clane) * g.mt0) * bpe
             m.add(ctx.inst("ds_write_b32", addr, acc[i + j * g.tt0], mods=[("offset", off)] if off else ()))
-    m.add(ctx.waitcnt(lgkmcnt=0, comment="partial tiles written"), ctx.inst("s_barrier"))
+    m.add(ctx.inst("s_barrier", comment="partial tiles written (the pass waits for the local writes)"))
     read_addr = ctx.vgpr("ReductionReadAddr")
     m.add(ctx.inst("v_lshlrev_b32", read_addr, shift, regs.serial))
     sums = VReg("v", per_thread, "ReducedC")
@@ -253,8 +252,7 @@ def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> t
         for s in range(g.local_split_u):
             off = (q * g.num_threads + s * tile_elems) * bpe
             m.add(ctx.inst("ds_read_b32", parts[s], read_addr, mods=[("offset", off)] if off else ()))
-        m.add(ctx.waitcnt(lgkmcnt=0, comment="partials of one element"),
-              ctx.inst("v_add_f32", sums[q], parts[0], parts[1]))
+        m.add(ctx.inst("v_add_f32", sums[q], parts[0], parts[1]))
         for s in range(2, g.local_split_u):
             m.add(ctx.inst("v_add_f32", sums[q], sums[q], parts[s]))
     base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
