@@ -117,14 +117,18 @@ def test_verification_detects_a_wrong_kernel(tmp_path):
     assert good.passed
 
 
+def _tile_wait(lines) -> int:
+    """The line of the waitcnt pass's first wait for the global reads, before the local writes of the tile."""
+    return next(i for i, l in enumerate(lines) if l.strip().startswith("s_waitcnt vmcnt(0)")
+                and lines[i + 1].strip().startswith("ds_write"))
+
+
 def test_removed_waitcnt_is_reported_by_the_strict_emulator(tmp_path):
     arch = load_arch("gfx90a")
     sol = solution(TILES[3], False, False)
     kernel = build_kernel(sol, arch, "nowait")
     lines = kernel.text().splitlines()
-    # the waitcnt pass's wait for the global reads, before the local writes of the tile
-    victim = next(i for i, l in enumerate(lines) if l.strip().startswith("s_waitcnt vmcnt(0)")
-                  and lines[i + 1].strip().startswith("ds_write"))
+    victim = _tile_wait(lines)
     co = tmp_path / "nowait.co"
     toolchain.assemble_and_link("\n".join(lines[:victim] + lines[victim + 1:]) + "\n", arch, co)
     [r] = verify_sizes(co, "nowait", geometry(sol), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime())
@@ -210,7 +214,7 @@ def test_strict_errors_name_the_source_line(tmp_path):
     arch = load_arch("gfx90a")
     sol = solution(TILES[3], False, False)
     lines = build_kernel(sol, arch, "lines").text().splitlines()
-    victim = next(i for i, l in enumerate(lines) if "global reads landed" in l)
+    victim = _tile_wait(lines)
     text = "\n".join(lines[:victim] + lines[victim + 1:]) + "\n"
     co = tmp_path / "lines.co"
     toolchain.assemble_and_link(text, arch, co)
