@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from tensile_asm.isa.arch import Arch
+from tensile_asm.isa.counters import counter_limits
 from tensile_asm.isa.instruction import Instruction, inst, waitcnt
 from tensile_asm.isa.instruction_lists import LISTED_ARCHES, load_instructions
 from tensile_asm.isa.opcodes import op_info, strip_encoding_suffix
@@ -56,8 +57,9 @@ class InstructionSet:
 
     def waitcnt(self, vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
                 comment: str = "") -> Instruction:
+        limits = counter_limits(self.arch)
         for name, value in (("vmcnt", vmcnt), ("lgkmcnt", lgkmcnt), ("expcnt", expcnt)):
-            limit = self.arch.memory[f"max_{name}"]
+            limit = limits.of(name)
             if value is not None and not 0 <= value <= limit:
                 raise InstructionError(f"s_waitcnt {name}({value}) on {self.arch.name}: the count must be 0..{limit}")
         return waitcnt(vmcnt=vmcnt, lgkmcnt=lgkmcnt, expcnt=expcnt, comment=comment)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from tensile_asm.isa.counters import COUNTER_OF, counter_limits
 from tensile_asm.isa.hazards import key_name, operand_keys
-from tensile_asm.isa.instruction import Instruction, waitcnt
+from tensile_asm.isa.instruction import Instruction
+from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import Label, Special
 from tensile_asm.isa.waitcnt_state import LDS_DMA, LDS_WRITE, State
@@ -176,11 +177,11 @@ def _straight(facts, start):
             return
 
 
-def wait_instruction(need: dict) -> Instruction:
+def wait_instruction(isa: InstructionSet, need: dict) -> Instruction:
     counts = {c: n for c, (n, _) in need.items()}
     why = "; ".join(dict.fromkeys(key_name(w) if isinstance(w, int) else w for _, w in need.values()))
-    return waitcnt(vmcnt=counts.get("vmcnt"), lgkmcnt=counts.get("lgkmcnt"), expcnt=counts.get("expcnt"),
-                   comment=f"for {why}")
+    return isa.waitcnt(vmcnt=counts.get("vmcnt"), lgkmcnt=counts.get("lgkmcnt"), expcnt=counts.get("expcnt"),
+                       comment=f"for {why}")
 
 
 def insert_waitcnt(target, arch, assignment=None) -> int:
@@ -188,7 +189,8 @@ def insert_waitcnt(target, arch, assignment=None) -> int:
     sub-module of the instruction that needs them; or a list of instructions and label definitions)
     by the ones the rules need. Returns how many it inserted."""
     items = list(target.flatten()) if isinstance(target, Module) else list(target)
-    waits = {k: [wait_instruction(need)] for k, need in required_waits(items, arch, assignment).items()}
+    isa = InstructionSet(arch)
+    waits = {k: [wait_instruction(isa, need)] for k, need in required_waits(items, arch, assignment).items()}
     if isinstance(target, Module):
         _apply(target, waits)
     else:
