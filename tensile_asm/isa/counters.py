@@ -1,7 +1,7 @@
 """The wait counters of one architecture, as ``isa/<gfx>.yaml`` ``memory`` states them.
 
 One function serves the waitcnt pass (``waitcnt_pass.py``, which waits for what the kernel needs) and
-the emulator's strict checker (``emulator/strict.py``, which retires what ``s_waitcnt`` proves done):
+the emulator's strict checker (``emulator/strict/waitcnt.py``, which retires what ``s_waitcnt`` proves done):
 each counter's maximum, where it saturates (a wave does not issue an operation while its counter is
 at the maximum, so issuing one retires the oldest in-order one first) and where ``s_waitcnt`` with
 that value waits for nothing.

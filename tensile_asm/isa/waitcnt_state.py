@@ -2,7 +2,7 @@
 flight, which registers (or which LDS effect) each will complete, and how many newer operations of
 its kind were issued after it. ``waitcnt_pass.py`` runs it forward over the instruction stream.
 
-The rules are strict.py's (the emulator's strict checker), on the counter facts of ``counters.py``:
+The rules are emulator/strict/waitcnt.py's (the strict checker), on the counter facts of ``counters.py``:
 
 * an instruction that reads a register a pending load writes (RAW), or writes it (WAW; not needed
   when it is a load of the same in-order kind, which completes after it), waits for that load:
@@ -11,10 +11,10 @@ The rules are strict.py's (the emulator's strict checker), on the counter facts 
 * an instruction that writes a VGPR a GDS instruction still reads (its address and data, locked until
   ``expcnt`` retires it) waits ``expcnt(N)``; a write of EXEC with any GDS outstanding ``expcnt(0)``;
 * ``s_barrier`` waits for this wave's outstanding LDS writes (DS stores and atomics, LDS-DMA loads):
-  the LDS race checker (emulator/lds.py) counts a write still in flight at a barrier as part of the
-  interval after it, where other waves read it. LDS reads are recorded when issued, so the checker
+  the LDS race checker (emulator/strict/lds_races.py) counts a write still in flight at a barrier
+  as part of the interval after it, where other waves read it. LDS reads are recorded when issued, so the checker
   asks nothing of reads still in flight at a barrier (a read's own registers are covered by RAW);
-* a DS instruction waits for the wave's LDS-DMA loads still in flight (lds_dma.py).
+* a DS instruction waits for the wave's LDS-DMA loads still in flight (emulator/lds/dma.py).
 
 Granularity: an instruction that must wait for an operation waits, at once, also for what the
 instructions after it need from the same *batch* (the operations of one kind issued since the last
@@ -80,7 +80,8 @@ class State:
                 del self.entries[k]
 
     def join(self, other: "State") -> "State":
-        """What holds on either path: every pending effect, the fewest newer operations, the most outstanding."""
+        """What holds on either path: every pending effect, the fewest newer operations, the most
+        outstanding."""
         out = self.copy()
         for k, kd, e in other._all():
             mine = out.entries.setdefault(k, {}).get(kd)

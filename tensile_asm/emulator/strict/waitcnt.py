@@ -6,11 +6,11 @@ also count in lgkmcnt but may return out of order, so only ``lgkmcnt(0)`` proves
 ``s_waitcnt lgkmcnt(N)`` therefore retires the LDS operations older than the newest N (if SMEM loads
 completed first, N LDS operations may still be in flight) and every SMEM load only when N is 0.
 
-The counters saturate at the maxima of isa/<gfx>.yaml ``memory`` (gfx9: vmcnt 63, lgkmcnt 15, expcnt 7;
-isa/counters.py reads them for this checker and for the waitcnt pass alike): a wave does not issue an operation while
-its counter is at the maximum, so issuing one retires the oldest outstanding operation first — for
-lgkmcnt only when the outstanding ones are all of one in-order kind (with SMEM among them, which one
-finished is unknown, and nothing is retired).
+The counters saturate at the maxima of isa/<gfx>.yaml ``memory`` (gfx9: vmcnt 63, lgkmcnt 15, expcnt
+7; isa/counters.py reads them for this checker and for the waitcnt pass alike): a wave does not issue
+an operation while its counter is at the maximum, so issuing one retires the oldest outstanding
+operation first — for lgkmcnt only when the outstanding ones are all of one in-order kind (with SMEM
+among them, which one finished is unknown, and nothing is retired).
 
 Values are written eagerly when an operation issues; its destination registers are PENDING until a
 sufficient ``s_waitcnt`` retires it, and reading a PENDING register is an error.
@@ -57,7 +57,7 @@ def issue(w, inst, keys, kind, lds_index=None) -> None:
     p = w.pending
     entry = Outstanding(inst, keys, kind, None if lds_index is None else w.split_columns(lds_index))
     if kind == "vm":
-        if len(p.vm) >= p.limits.vmcnt:                 # the wave waited for the oldest before issuing this one
+        if len(p.vm) >= p.limits.vmcnt:          # the wave waited for the oldest before issuing this one
             _retire(w, p.vm.popleft())
         p.vm.append(entry)
     else:
