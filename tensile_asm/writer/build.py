@@ -126,7 +126,7 @@ def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
     out, names = list(kernels), {k.name for k in kernels}
     for k in kernels:
         g = k.geometry
-        if g.global_split_u == 1:
+        if g is None or g.global_split_u == 1:      # a helper kernel (no GEMM geometry) needs none
             continue
         if g.gsu_multiple_buffer:
             name, make = (post_gsu_name(g.batched, g.dest_type, g.compute_type, g.global_split_u),
