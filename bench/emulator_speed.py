@@ -25,6 +25,7 @@ from tensile_asm.runtime.emulated import EmulatedRuntime  # noqa: E402
 from tensile_asm.toolchain import assemble_and_link  # noqa: E402
 from tensile_asm.solution.solution import Solution  # noqa: E402
 from tensile_asm.writer.build import geometry  # noqa: E402
+from tensile_asm.writer.contract import kernel_contract  # noqa: E402
 from tensile_asm.writer.kernel import write_kernel  # noqa: E402
 
 NN = {"DataType": "s", "TransposeA": False, "TransposeB": False, "Batched": True}
@@ -57,14 +58,14 @@ def main() -> int:
             kern = write_kernel(g, arch, name)
             co = Path(tmp) / f"{name}.co"
             assemble_and_link(kern.text(), arch, co)
-            verify_sizes(co, name, g, [Size(64, 64, 16)], 1.5, 0.5, 0, runtime)   # warm: load + compile
+            verify_sizes(co, kernel_contract(kern), [Size(64, 64, 16)], 1.5, 0.5, 0, runtime)   # warm: load + compile
             times, cpu = [], []
             for _ in range(opts.repeat):
                 prof = cProfile.Profile() if opts.profile else None
                 t0, c0 = time.perf_counter(), time.process_time()
                 if prof:
                     prof.enable()
-                res = verify_sizes(co, name, g, [size], 1.5, 0.5, 0, runtime)
+                res = verify_sizes(co, kernel_contract(kern), [size], 1.5, 0.5, 0, runtime)
                 if prof:
                     prof.disable()
                 times.append(time.perf_counter() - t0)

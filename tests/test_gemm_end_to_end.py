@@ -8,10 +8,11 @@ import pytest
 
 from tensile_asm import toolchain
 from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution, min_names
-from tensile_asm.writer.build import build_kernel, geometry
+from tensile_asm.writer.build import build_kernel
 
 from conftest import have_llvm
 
@@ -46,7 +47,7 @@ def built(arch_name, tile_index, ta, tb, use_beta=True, batched=True, tmp=None):
     import tempfile, pathlib
     co = pathlib.Path(tempfile.mkdtemp(prefix="e2e-")) / f"{name}.co"
     toolchain.assemble_and_link(kernel.text(), arch, co)
-    return co, name, geometry(sol)
+    return co, GemmKernelContract.from_solution(sol, name)
 
 
 def random_cases(count, seed):
@@ -65,32 +66,32 @@ def random_cases(count, seed):
 @pytest.mark.parametrize("case", random_cases(36, seed=20261121), ids=lambda c: (
     f"{c['arch']}-t{c['tile']}-{'T' if c['ta'] else 'N'}{'T' if c['tb'] else 'N'}-{c['size']}-a{c['alpha']}-b{c['beta']}"))
 def test_random_gemm_matches_reference(case):
-    co, name, geo = built(case["arch"], case["tile"], case["ta"], case["tb"])
-    [result] = verify_sizes(co, name, geo, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime())
+    co, contract = built(case["arch"], case["tile"], case["ta"], case["tb"])
+    [result] = verify_sizes(co, contract, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime())
     assert result.passed, f"{result.size}: {result.detail} (max rel err {result.max_rel_error})"
 
 
 def test_padded_leading_dimensions():
-    co, name, geo = built("gfx90a", 2, True, False)
-    results = verify_sizes(co, name, geo, [Size(37, 29, 19, 2)], 1.25, 0.75, 7, EmulatedRuntime(), pad=5)
+    co, contract = built("gfx90a", 2, True, False)
+    results = verify_sizes(co, contract, [Size(37, 29, 19, 2)], 1.25, 0.75, 7, EmulatedRuntime(), pad=5)
     assert all(r.passed for r in results), results
 
 
 def test_beta_zero_never_reads_c():
     """C is all NaN; with beta = 0 none of it may reach D."""
-    co, name, geo = built("gfx90a", 0, False, True)
-    results = verify_sizes(co, name, geo, [Size(67, 45, 23, 2), Size(1, 1, 1)], 1.5, 0.0, 3, EmulatedRuntime())
+    co, contract = built("gfx90a", 0, False, True)
+    results = verify_sizes(co, contract, [Size(67, 45, 23, 2), Size(1, 1, 1)], 1.5, 0.0, 3, EmulatedRuntime())
     assert all(r.passed for r in results), results
     # -0.0 is zero too.
-    results = verify_sizes(co, name, geo, [Size(17, 9, 40)], 1.5, -0.0, 4, EmulatedRuntime())
+    results = verify_sizes(co, contract, [Size(17, 9, 40)], 1.5, -0.0, 4, EmulatedRuntime())
     assert all(r.passed for r in results), results
 
 
 def test_without_beta_and_unbatched():
     for use_beta, batched in ((False, True), (True, False), (False, False)):
-        co, name, geo = built("gfx90a", 1, False, False, use_beta, batched)
+        co, contract = built("gfx90a", 1, False, False, use_beta, batched)
         beta = 0.0 if not use_beta else 0.5
-        results = verify_sizes(co, name, geo, [Size(41, 23, 11)], 1.5, beta, 5, EmulatedRuntime())
+        results = verify_sizes(co, contract, [Size(41, 23, 11)], 1.5, beta, 5, EmulatedRuntime())
         assert all(r.passed for r in results), (use_beta, batched, results)
 
 
@@ -110,10 +111,10 @@ def test_verification_detects_a_wrong_kernel(tmp_path):
     assert "s_cbranch_scc1 .LTailLoopEndL" in text
     co = tmp_path / "broken.co"
     toolchain.assemble_and_link(text.replace("s_cbranch_scc1 .LTailLoopEndL", "s_branch .LTailLoopEndL"), arch, co)
-    g = geometry(sol)
-    [bad] = verify_sizes(co, "broken", g, [Size(19, 17, 13)], 1.5, 0.5, 1, EmulatedRuntime())
+    contract = GemmKernelContract.from_solution(sol, "broken")
+    [bad] = verify_sizes(co, contract, [Size(19, 17, 13)], 1.5, 0.5, 1, EmulatedRuntime())
     assert not bad.passed and "above tolerance" in bad.detail
-    [good] = verify_sizes(co, "broken", g, [Size(19, 17, 16)], 1.5, 0.5, 1, EmulatedRuntime())
+    [good] = verify_sizes(co, contract, [Size(19, 17, 16)], 1.5, 0.5, 1, EmulatedRuntime())
     assert good.passed
 
 
@@ -131,7 +132,7 @@ def test_removed_waitcnt_is_reported_by_the_strict_emulator(tmp_path):
     victim = _tile_wait(lines)
     co = tmp_path / "nowait.co"
     toolchain.assemble_and_link("\n".join(lines[:victim] + lines[victim + 1:]) + "\n", arch, co)
-    [r] = verify_sizes(co, "nowait", geometry(sol), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime())
+    [r] = verify_sizes(co, GemmKernelContract.from_solution(sol, "nowait"), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime())
     assert not r.passed
     assert "still in flight" in r.detail and "buffer_load_dword" in r.detail and "0x" in r.detail
 
@@ -164,10 +165,10 @@ def test_data_types(types, arch_name, ta, tb, tmp_path):
     kernel = build_kernel(sol, arch, "typed")
     co = tmp_path / "typed.co"
     toolchain.assemble_and_link(kernel.text(), arch, co)
-    g = geometry(sol)
-    assert (g.data_type, g.dest_type, g.compute_type) == types
+    contract = GemmKernelContract.from_solution(sol, "typed")
+    assert (contract.data_type, contract.dest_type, contract.compute_type) == types
     for beta in (0.75, 0.0):
-        results = verify_sizes(co, "typed", g, [Size(37, 19, 29, 2), Size(1, 1, 1), Size(32, 16, 8)], 1.25, beta, 11,
+        results = verify_sizes(co, contract, [Size(37, 19, 29, 2), Size(1, 1, 1), Size(32, 16, 8)], 1.25, beta, 11,
                                EmulatedRuntime())
         assert all(r.passed for r in results), results
 
@@ -204,7 +205,7 @@ def test_solution_features(extra, dtype, tmp_path):
     co = tmp_path / "feature.co"
     link_kernels([kernel], arch, co)
     for beta in (0.5, 0.0):
-        results = verify_sizes(co, "feature", geometry(sol), [Size(45, 23, 83, 2), Size(1, 1, 1), Size(32, 16, 16)],
+        results = verify_sizes(co, GemmKernelContract.from_solution(sol, "feature"), [Size(45, 23, 83, 2), Size(1, 1, 1), Size(32, 16, 16)],
                                -1.25, beta, 5, EmulatedRuntime())
         assert all(r.passed for r in results), results
 
@@ -218,7 +219,7 @@ def test_strict_errors_name_the_source_line(tmp_path):
     text = "\n".join(lines[:victim] + lines[victim + 1:]) + "\n"
     co = tmp_path / "lines.co"
     toolchain.assemble_and_link(text, arch, co)
-    [r] = verify_sizes(co, "lines", geometry(sol), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime(source=text))
+    [r] = verify_sizes(co, GemmKernelContract.from_solution(sol, "lines"), [Size(16, 16, 16)], 1.0, 0.0, 2, EmulatedRuntime(source=text))
     import re
     found = re.search(r"\(\.s line (\d+)\) `(\S+)", r.detail)
     assert found, r.detail

@@ -9,10 +9,11 @@ import pytest
 
 from tensile_asm import toolchain
 from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.logic import read_logic_file
 from tensile_asm.runtime.emulated import EmulatedRuntime
-from tensile_asm.writer.build import build_kernel, geometry, supports
+from tensile_asm.writer.build import build_kernel, supports
 
 from conftest import SHARED, have_llvm
 
@@ -23,8 +24,9 @@ pytestmark = [pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain 
               pytest.mark.skipif(not FILES, reason=f"{LITE} not found (shared data beside the checkout)")]
 
 
-def lite_sizes(g):
-    return [Size(g.mt0, g.mt1, g.depth_u), Size(g.mt0 + 3, 2 * g.mt1 - 1, 2 * g.depth_u + 3, 2), Size(1, 1, 1)]
+def lite_sizes(sol):
+    mt0, mt1, du = sol.derived.mt0, sol.derived.mt1, sol.derived.depth_u
+    return [Size(mt0, mt1, du), Size(mt0 + 3, 2 * mt1 - 1, 2 * du + 3, 2), Size(1, 1, 1)]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -44,8 +46,8 @@ def test_lite_logic_file_builds_and_verifies(path):
         kernel = build_kernel(sol, arch, f"lite{index}")
         co = Path(tempfile.mkdtemp(prefix="lite-")) / "k.co"
         toolchain.assemble_and_link(kernel.text(), arch, co)
-        g = geometry(sol)
-        for r in verify_sizes(co, kernel.name, g, lite_sizes(g), 1.5, 0.5, index, EmulatedRuntime()):
+        contract = GemmKernelContract.from_solution(sol, kernel.name)
+        for r in verify_sizes(co, contract, lite_sizes(sol), 1.5, 0.5, index, EmulatedRuntime()):
             if not r.passed:
                 failures.append(f"{index} {r.size}: {r.detail}")
     assert not failures, f"{path.name}: " + "; ".join(failures)

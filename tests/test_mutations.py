@@ -110,6 +110,7 @@ def run_mutant(name, site) -> tuple[bool, str]:
     from tensile_asm.benchmark.verify import verify_sizes
     from tensile_asm.runtime.emulated import EmulatedRuntime
     from tensile_asm.writer.build import link_kernels
+    from tensile_asm.writer.contract import kernel_contract
     arch, g, cases, _, kernels = generated(name)
     parent, i = site
     removed = parent.items.pop(i)
@@ -119,7 +120,7 @@ def run_mutant(name, site) -> tuple[bool, str]:
     finally:
         parent.items.insert(i, removed)
     for size, beta in cases:          # the next case only when the ones before noticed nothing
-        [r] = verify_sizes(co, kernels[0].name, g, [size], 1.5, beta, 3, EmulatedRuntime())
+        [r] = verify_sizes(co, kernel_contract(kernels[0]), [size], 1.5, beta, 3, EmulatedRuntime())
         if not r.passed:
             return True, r.detail
     return False, f"max rel err {r.max_rel_error}"
@@ -197,12 +198,13 @@ def test_unmutated_kernels_pass():
     from tensile_asm.benchmark.verify import verify_sizes
     from tensile_asm.runtime.emulated import EmulatedRuntime
     from tensile_asm.writer.build import link_kernels
+    from tensile_asm.writer.contract import kernel_contract
     for name in _geometries():
         arch, g, cases, _, kernels = generated(name)
         co = Path(tempfile.mkdtemp(prefix="mut-")) / "m.co"
         link_kernels(list(kernels), arch, co)
         for size, beta in cases:
-            [r] = verify_sizes(co, kernels[0].name, g, [size], 1.5, beta, 3, EmulatedRuntime())
+            [r] = verify_sizes(co, kernel_contract(kernels[0]), [size], 1.5, beta, 3, EmulatedRuntime())
             assert r.passed, (name, size, beta, r.detail)
     for arch_name in MFMA:
         text, _ = mfma_kernel(arch_name)

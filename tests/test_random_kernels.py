@@ -25,11 +25,12 @@ from hypothesis import strategies as st  # noqa: E402
 
 from tensile_asm.benchmark.verify import Size, verify_sizes  # noqa: E402
 from tensile_asm.errors import UserError  # noqa: E402
+from tensile_asm.gemm import GemmKernelContract  # noqa: E402
 from tensile_asm.isa.arch import load_arch  # noqa: E402
 from tensile_asm.runtime.emulated import EmulatedRuntime  # noqa: E402
 from tensile_asm.solution import Solution, min_names  # noqa: E402
 from tensile_asm.solution.derive import VALID_MT_SIDES  # noqa: E402
-from tensile_asm.writer.build import build_kernel, geometry, link_kernels, supports  # noqa: E402
+from tensile_asm.writer.build import build_kernel, link_kernels, supports  # noqa: E402
 
 from conftest import have_llvm  # noqa: E402
 
@@ -160,7 +161,7 @@ def _built(arch_name: str, problem: dict, params: dict):
             return None
         co = _TMP / f"k{len(_BUILT)}.co"
         link_kernels([kernel], arch, co)   # with GlobalSplitU's helper kernel
-        _BUILT[key] = (co, name, geometry(sol))
+        _BUILT[key] = (co, GemmKernelContract.from_solution(sol, name))
     return _BUILT[key]
 
 
@@ -177,8 +178,8 @@ def reproducer(case: dict) -> str:
 def check(case: dict) -> None:
     built = _built(case["arch"], case["problem"], case["params"])
     assume(built is not None)
-    co, name, geo = built
-    [r] = verify_sizes(co, name, geo, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime())
+    co, contract = built
+    [r] = verify_sizes(co, contract, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime())
     assert r.passed, (f"{r.size} alpha {r.alpha} beta {r.beta}: {r.detail} (max rel err {r.max_rel_error})\n"
                       f"reproduce with:\n{reproducer(case)}")
 

@@ -69,6 +69,13 @@ class GemmInstance:
             return (self.n, self.k) if self.transpose_b else (self.k, self.n)
         return (self.m, self.n)
 
+    def elements(self, t: str) -> int:
+        """Elements of matrix ``t``'s buffer, every batch with its padding."""
+        return self.batch_stride[t] * self.batch
+
+    def element_bytes(self, t: str) -> int:
+        return np.dtype(STORAGE[self.data_type if t in "AB" else self.dest_type]).itemsize
+
     def tensor2d_size(self, t: str) -> int:
         return self.ld[t] * self.shape2d(t)[1]
 
@@ -84,18 +91,26 @@ class GemmInstance:
         return v
 
 
+def empty_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = False, transpose_b: bool = False,
+                   pad: int = 0, data_type: str = "S", dest_type: str = "S") -> GemmInstance:
+    """The instance's shape, leading dimensions and batch strides (``pad`` elements added), no arrays yet."""
+    inst = GemmInstance(m, n, k, batch, transpose_a, transpose_b, data_type, dest_type)
+    for t in "ABCD":
+        rows, cols = inst.shape2d(t)
+        inst.ld[t] = rows + pad
+        inst.batch_stride[t] = inst.ld[t] * cols + pad * 3
+    return inst
+
+
 def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = False, transpose_b: bool = False,
                   pad: int = 0, beta_zero_c_nan: bool = False, seed: int = 0, data_type: str = "S",
                   dest_type: str = "S") -> GemmInstance:
     """Random data, never zeros: magnitudes in [0.25, 1) with random signs. D is poisoned."""
     rng = np.random.default_rng(seed)
-    inst = GemmInstance(m, n, k, batch, transpose_a, transpose_b, data_type, dest_type)
+    inst = empty_instance(m, n, k, batch, transpose_a, transpose_b, pad, data_type, dest_type)
     for t in "ABCD":
         type_char = data_type if t in "AB" else dest_type
-        rows, cols = inst.shape2d(t)
-        inst.ld[t] = rows + pad
-        inst.batch_stride[t] = inst.ld[t] * cols + pad * 3
-        size = inst.batch_stride[t] * batch
+        size = inst.elements(t)
         if t == "D" or (t == "C" and beta_zero_c_nan):
             inst.arrays[t] = np.full(size, poison_bits(type_char)).view(STORAGE[type_char]) if type_char != "B" \
                 else np.full(size, poison_bits("B"), dtype=np.uint16)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tensile_asm.benchmark.reference import compare, make_instance
+from tensile_asm.benchmark.footprint import check_fits
+from tensile_asm.benchmark.reference import compare, empty_instance, make_instance
 from tensile_asm.errors import EmulationError
-from tensile_asm.writer.context import Geometry
+from tensile_asm.gemm import GemmKernelContract
 
 
 @dataclass(frozen=True)
@@ -35,23 +36,31 @@ class CaseResult:
     estimated_cycles: int | None = None     # the emulator's cycle model, one workgroup (modelled)
 
 
-def verify_sizes(co_path: Path, kernel_name: str, geometry: Geometry, sizes: list[Size], alpha: float,
-                 beta: float, seed: int, runtime, pad: int = 0) -> list[CaseResult]:
-    if beta != 0.0 and not geometry.use_beta:
+def verify_sizes(co_path: Path, contract: GemmKernelContract, sizes: list[Size], alpha: float, beta: float,
+                 seed: int, runtime, pad: int = 0) -> list[CaseResult]:
+    """Run ``contract``'s launches from the code object at ``co_path`` for each size, on random data with
+    D poisoned (C too when beta is 0), and compare D with the float64 reference. Sizes too large for
+    host memory are refused, all of them before anything is allocated."""
+    if beta != 0.0 and not contract.use_beta:
         raise ValueError("a kernel without beta (UseBeta false) computes D = alpha*A*B; verify it with beta 0")
+    c = contract
+    batches = [size.batch if c.batched else 1 for size in sizes]
+    for size, batch in zip(sizes, batches):
+        shape = empty_instance(size.m, size.n, size.k, batch, c.transpose_a, c.transpose_b, pad,
+                               c.data_type, c.dest_type)
+        check_fits(c, str(size), shape, strict=getattr(runtime, "strict", True))
     results = []
-    for i, size in enumerate(sizes):
-        batch = size.batch if geometry.batched else 1
-        inst = make_instance(size.m, size.n, size.k, batch, geometry.transpose_a, geometry.transpose_b,
+    for i, (size, batch) in enumerate(zip(sizes, batches)):
+        inst = make_instance(size.m, size.n, size.k, batch, c.transpose_a, c.transpose_b,
                              pad=pad, beta_zero_c_nan=(beta == 0.0), seed=seed + i,
-                             data_type=geometry.data_type, dest_type=geometry.dest_type)
+                             data_type=c.data_type, dest_type=c.dest_type)
         try:
-            launch = runtime.run_gemm(co_path, kernel_name, geometry, inst, alpha, beta)
+            launch = runtime.run_gemm(co_path, contract, inst, alpha, beta)
         except EmulationError as e:
             results.append(CaseResult(size, alpha, beta, None, None, False, f"emulator: {e}"))
             continue
         # alpha and beta reach the kernel in the compute type (fp16 ones are rounded on the way)
-        a_eff, b_eff = (float(np.float16(alpha)), float(np.float16(beta))) if geometry.compute_type == "H" \
+        a_eff, b_eff = (float(np.float16(alpha)), float(np.float16(beta))) if c.compute_type == "H" \
             else (alpha, beta)
         cmp = compare(inst, launch.d, a_eff, b_eff)
         detail = ""

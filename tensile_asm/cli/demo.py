@@ -19,13 +19,14 @@ PROG = "demo"
 
 def _demo(out: Path) -> int:
     from tensile_asm.benchmark.verify import Size, verify_sizes
+    from tensile_asm.gemm import GemmKernelContract
     from tensile_asm.isa.arch import load_arch
     from tensile_asm.library import Library
     from tensile_asm.library.create import create_library
     from tensile_asm.library.logic import read_logic_file
     from tensile_asm.problem import Problem
     from tensile_asm.runtime.emulated import EmulatedRuntime
-    from tensile_asm.writer.build import build_kernel, geometry
+    from tensile_asm.writer.build import build_kernel
 
     arch = load_arch("gfx90a")
     print(f"== tensile-create-library --architecture gfx90a logic {out}")
@@ -42,10 +43,12 @@ def _demo(out: Path) -> int:
     failed = 0
     for entry in chosen:
         sol = read_logic_file(entry.logic_file).entries[entry.logic_index].solution
-        g, kernel = geometry(sol), build_kernel(sol, arch, entry.name)
-        sizes = [Size(g.mt0, g.mt1, g.depth_u), Size(2 * g.mt0 + 5, g.mt1 + 3, 3 * g.depth_u + 7, 2), Size(1, 1, 1)]
+        kernel = build_kernel(sol, arch, entry.name)
+        contract = GemmKernelContract.from_solution(sol, entry.name)
+        (mt0, mt1), du = contract.macro_tile, sol.derived.depth_u
+        sizes = [Size(mt0, mt1, du), Size(2 * mt0 + 5, mt1 + 3, 3 * du + 7, 2), Size(1, 1, 1)]
         t0 = time.time()
-        results = verify_sizes(co, entry.name, g, sizes, 1.5, 0.5, seed=1, runtime=EmulatedRuntime())
+        results = verify_sizes(co, contract, sizes, 1.5, 0.5, seed=1, runtime=EmulatedRuntime())
         worst = max((r.max_rel_error or float("inf")) for r in results)
         ok = all(r.passed for r in results)
         failed += not ok

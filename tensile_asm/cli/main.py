@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 from pathlib import Path
@@ -107,12 +108,13 @@ def cmd_emit(args) -> int:
 def cmd_verify(args) -> int:
     from tensile_asm import toolchain
     from tensile_asm.benchmark.verify import Size, verify_sizes
+    from tensile_asm.gemm import GemmKernelContract
     from tensile_asm.runtime.emulated import EmulatedRuntime
     from tensile_asm.writer.build import link_kernels, with_helpers
 
     sizes = [Size(*parse_size(s)) for s in args.size]
     arch, sol, kernel = _load(args)
-    name = kernel.name
+    contract = GemmKernelContract.from_solution(sol, kernel.name)
     if args.beta is None:
         args.beta = 0.5 if sol.problem_type.use_beta else 0.0
     elif args.beta != 0.0 and not sol.problem_type.use_beta:
@@ -126,14 +128,16 @@ def cmd_verify(args) -> int:
             helpers = [k.text() for k in with_helpers([kernel], arch)[1:]]
             toolchain.link([toolchain.assemble(t, arch, str(args.asm) if i == 0 else "helper.s")
                             for i, t in enumerate([args.asm.read_text()] + helpers)], co, str(args.asm))
-            name = _single_kernel_name(co, default=name, exclude={k.name for k in with_helpers([kernel], arch)[1:]})
+            name = _single_kernel_name(co, default=kernel.name,
+                                       exclude={k.name for k in with_helpers([kernel], arch)[1:]})
+            contract = dataclasses.replace(contract, name=name)
             print(f"verifying {args.asm} (kernel {name}) on the emulator")
         else:
             link_kernels([kernel], arch, co)
-            print(f"verifying {name} on the emulator")
+            print(f"verifying {kernel.name} on the emulator")
         source = args.asm.read_text() if args.asm is not None else kernel.text()
         runtime = EmulatedRuntime(strict=not args.no_strict, source=source)
-        results = verify_sizes(co, name, kernel.geometry, sizes, args.alpha, args.beta, args.seed, runtime)
+        results = verify_sizes(co, contract, sizes, args.alpha, args.beta, args.seed, runtime)
     failed = 0
     print(f"{'size':<18} {'alpha':>7} {'beta':>7} {'max rel err':>12} {'tolerance':>10}  result")
     for r in results:

@@ -1,7 +1,7 @@
 """Decide how ``inspect`` can launch a kernel on the emulator to observe its LDS addresses.
 
 Two kinds of kernel can be launched without the user's help: kernels without explicit arguments,
-and GEMM kernels whose metadata arguments are Tensile's layout (``writer/arguments.py``), which get
+and GEMM kernels whose metadata arguments are Tensile's layout (``tensile_asm.gemm.arguments``), which get
 a small representative problem: M = N = K = 256 (so any macro tile up to 256 and any DepthU up to
 256 runs the unrolled loop at least once), every matrix 256 x 256 with leading dimension 256 (so
 either transpose reads in bounds), one batch, one workgroup. Anything else is reported as not
@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 
 from tensile_asm.codeobject import KernelObject
+from tensile_asm.gemm.arguments import argument_layout, argument_values
 from tensile_asm.inspect.bank_conflicts import LaunchSpec
 from tensile_asm.inspect.resources import workgroup_size
 
@@ -27,8 +28,6 @@ def _explicit_args(ko: KernelObject) -> list[dict]:
 
 
 def _tensile_layout(args: list[dict]):
-    from tensile_asm.writer.arguments import argument_layout
-
     got = [(a.get(".name"), int(a.get(".size", 0)), int(a.get(".offset", -1))) for a in args]
     for batched, use_beta in itertools.product((True, False), repeat=2):
         layout = argument_layout(batched, use_beta)
@@ -38,8 +37,6 @@ def _tensile_layout(args: list[dict]):
 
 
 def _gemm_spec(layout, batched: bool, block: tuple) -> LaunchSpec:
-    from tensile_asm.writer.arguments import argument_values
-
     s = GEMM_SIZE
     rng = np.random.default_rng(0)
     arrays = {t: rng.uniform(-1, 1, s * s).astype(np.float32) for t in "ABCD"}

@@ -9,30 +9,15 @@ StridesC0/1, SizesFree0/1/2, Beta. Work-group: 256 threads = 64 rows x 4 columns
 
 from __future__ import annotations
 
+from tensile_asm.gemm.helpers import beta_only_layout, beta_only_name
 from tensile_asm.isa.allocation import allocate
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.writer import signature
-from tensile_asm.writer.arguments import Argument
 from tensile_asm.writer.context import KernelContext
 
 from tensile_asm.writer import elementwise
 from tensile_asm.writer.elementwise import BUFFER_OOB, COLS, ROWS
-
-
-def beta_only_name(batched: bool, dest_char: str = "S") -> str:
-    return ("Cijk" if batched else "Cij") + f"_{dest_char}"
-
-
-def beta_only_layout() -> list[Argument]:
-    spec = [("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("StridesD0", 4, "u32"), ("StridesD1", 4, "u32"),
-            ("StridesC0", 4, "u32"), ("StridesC1", 4, "u32"), ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"),
-            ("SizesFree2", 4, "u32"), ("Beta", 4, "f32")]
-    out, offset = [], 0
-    for name, size, kind in spec:
-        out.append(Argument(name, size, kind, offset))
-        offset += size
-    return out
 
 
 def write_beta_only(arch: Arch, batched: bool):
@@ -76,7 +61,3 @@ def finish(ctx: KernelContext, m: Module, layout):
     res = signature.Resources(vgprs=alloc.next_free["v"], agprs=0, sgprs=alloc.next_free["s"], lds_bytes=0,
                               workgroup_size=ROWS * COLS, workgroup_id_z=True)
     return Kernel(ctx.name, ctx.arch, ctx.geometry, layout, res, m, alloc.assignment)
-
-
-def beta_only_grid(m: int, n: int, batch: int) -> tuple[int, int, int]:
-    return elementwise.grid(m, n, batch)

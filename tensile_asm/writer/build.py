@@ -120,8 +120,9 @@ def build_kernel(solution, arch: Arch, name: str) -> Kernel:
 def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
     """The kernels plus the helper kernels they need, once each: GlobalSplitU's beta-only kernel
     (SingleBuffer) or post-GSU reduction (MultipleBuffer)."""
-    from tensile_asm.writer.beta_only import beta_only_name, write_beta_only
-    from tensile_asm.writer.post_gsu import post_gsu_name, write_post_gsu
+    from tensile_asm.gemm.helpers import beta_only_name, post_gsu_name
+    from tensile_asm.writer.beta_only import write_beta_only
+    from tensile_asm.writer.post_gsu import write_post_gsu
 
     out, names = list(kernels), {k.name for k in kernels}
     for k in kernels:

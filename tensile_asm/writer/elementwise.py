@@ -4,16 +4,12 @@ one thread per element of a 64 x 4 block of C/D, descriptors per batch, and mask
 
 from __future__ import annotations
 
+from tensile_asm.gemm.helpers import COLS, ROWS
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 
-ROWS, COLS = 64, 4
 BUFFER_OOB = 0x80000000
-
-
-def grid(m: int, n: int, batch: int) -> tuple[int, int, int]:
-    return (-(-m // ROWS), -(-n // COLS), batch)
 
 
 def coordinates(ctx: KernelContext, regs) -> tuple[Module, VReg, VReg]:

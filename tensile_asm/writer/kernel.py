@@ -20,7 +20,7 @@ from tensile_asm.isa.hazards import insert_wait_states
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.waitcnt_pass import insert_waitcnt
 from tensile_asm.writer import global_read, local_memory, mac, signature, stagger, store
-from tensile_asm.writer.arguments import Argument, argument_layout
+from tensile_asm.gemm.arguments import Argument, argument_layout
 from tensile_asm.writer.context import Geometry, KernelContext
 from tensile_asm.writer.limits import geometry_reason
 from tensile_asm.writer.prologue import entry_registers, load_arguments, thread_coordinates, workgroup_mapping

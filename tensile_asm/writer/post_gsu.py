@@ -11,35 +11,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tensile_asm.gemm.helpers import post_gsu_layout, post_gsu_name
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer import elementwise
-from tensile_asm.writer.arguments import SCALAR_KIND, Argument
 from tensile_asm.writer.beta_only import finish
 from tensile_asm.writer.context import Geometry, KernelContext
 from tensile_asm.writer.elementwise import BUFFER_OOB
 from tensile_asm.writer.mac import fma
 from tensile_asm.writer.store import LOAD_OUT, STORE_OUT, load_scalars, narrow, scale, widen_c
-
-
-def post_gsu_name(batched: bool, dest: str, compute: str, gsu: int) -> str:
-    types = dest if dest == compute else dest + compute
-    return ("Cijk" if batched else "Cij") + f"_{types}_PostGSU{gsu}"
-
-
-def post_gsu_layout(compute: str) -> list[Argument]:
-    size, kind = SCALAR_KIND[compute]
-    spec = [("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressWS", 8, "u64"),
-            ("StridesD0", 4, "u32"), ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"), ("StridesC1", 4, "u32"),
-            ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"), ("SizesFree2", 4, "u32"),
-            ("Alpha", size, kind), ("Beta", size, kind)]
-    out, offset = [], 0
-    for name, sz, k in spec:
-        offset = -(-offset // min(sz, 8)) * min(sz, 8)
-        out.append(Argument(name, sz, k, offset))
-        offset += sz
-    return out
 
 
 def write_post_gsu(arch: Arch, gemm: Geometry):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VReg, VRegRef
-from tensile_asm.writer.arguments import Argument
+from tensile_asm.gemm.arguments import Argument
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
 

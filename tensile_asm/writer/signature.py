@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import yaml
 
 from tensile_asm.isa.arch import Arch
-from tensile_asm.writer.arguments import Argument, kernarg_size
+from tensile_asm.gemm.arguments import Argument, kernarg_size
 
 CODE_OBJECT_VERSION = 5
 METADATA_VERSION = {4: [1, 1], 5: [1, 2]}

@@ -1,4 +1,4 @@
-"""Kernel arguments in Tensile's order, shared by the writer (SGPR layout) and the host (kernarg buffer).
+"""Kernel arguments in Tensile's order, shared by the writer (SGPR layout) and every launcher (kernarg buffer).
 
 The order and sizes follow Tensile's KernelWriterAssembly (`numSgprToLoad`): Tensor2dSizeA/B,
 AddressD/C/A/B, Alpha, [Beta], StridesD/C/A/B, SizesFree, SizesSum, OrigStaggerUIter,
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-
-
 
 
 @dataclass(frozen=True)
@@ -43,8 +41,15 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S") -> l
     spec.append(("SizesSum0", 4, "u32"))
     spec += [("OrigStaggerUIter", 4, "u32"), ("NumWorkGroups0", 4, "u32"), ("NumWorkGroups1", 4, "u32"),
              ("NumFullBlocks", 4, "u32"), ("WgmRemainder1", 4, "u32"), ("MagicNumberWgmRemainder1", 4, "u32")]
+    return lay_out(spec)
+
+
+def lay_out(spec: list[tuple[str, int, str]]) -> list[Argument]:
+    """Offsets for (name, bytes, kind) in order, each argument aligned to its size (at most 8)."""
     out, offset = [], 0
     for name, size, kind in spec:
+        align = min(size, 8)
+        offset = -(-offset // align) * align
         out.append(Argument(name, size, kind, offset))
         offset += size
     return out

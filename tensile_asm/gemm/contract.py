@@ -1,0 +1,192 @@
+"""What a caller needs to launch one generated GEMM kernel, and nothing about how it was written.
+
+``GemmKernelContract.from_solution(solution, name)`` reads a solution's derived values;
+``GemmKernelContract.from_library_entry(entry)`` reads a solution entry of ``TensileLibrary.yaml``/``.dat``
+(its ``problemType`` and ``sizeMapping``), so a kernel of a library built earlier launches from the
+library files alone, as rocBLAS launches Tensile's. ``launches(...)`` gives the ordered kernel launches
+for one problem: the GEMM and the GlobalSplitU helper it needs (beta-only first for SingleBuffer,
+post-GSU after it for MultipleBuffer), each with its grid, block and argument values.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from tensile_asm.errors import UserError
+from tensile_asm.gemm import helpers
+from tensile_asm.gemm.arguments import Argument, argument_layout, argument_values, pack_arguments
+from tensile_asm.gemm.helpers import Workspace
+from tensile_asm.problem import ProblemType, data_type
+
+SINGLE_BUFFER, MULTIPLE_BUFFER = "SingleBuffer", "MultipleBuffer"
+# sizeMapping.globalAccumulation as Tensile's Contractions.SizeMapping writes it (3, PartialsBuffer, is not ours)
+_ACCUMULATION = {0: SINGLE_BUFFER, 1: SINGLE_BUFFER, 2: MULTIPLE_BUFFER}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch: ``grid`` in work-groups, ``block`` in work-items, ``values`` by argument name
+    (addresses are whatever the caller passed: device pointers, or buffers an emulator places)."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    layout: tuple[Argument, ...]
+    values: Mapping[str, Any] = field(repr=False)
+
+    def arguments(self) -> list:
+        """The argument values in kernarg order."""
+        return [self.values[a.name] for a in self.layout]
+
+    def kernarg(self) -> bytes:
+        """The kernarg segment, for integer addresses."""
+        return pack_arguments(list(self.layout), dict(self.values))
+
+
+def accumulator_bytes(data_type_char: str) -> int:
+    """Bytes of one accumulator: fp64 for D inputs, otherwise fp32 (16-bit inputs accumulate in fp32)."""
+    return 8 if data_type_char == "D" else 4
+
+
+@dataclass(frozen=True)
+class GemmKernelContract:
+    name: str
+    transpose_a: bool
+    transpose_b: bool
+    batched: bool
+    use_beta: bool
+    data_type: str            # A and B: S, D, H or B
+    dest_type: str            # C and D
+    compute_type: str         # alpha and beta
+    macro_tile: tuple[int, int]
+    threads: int              # work-items per work-group (WorkGroup0 * WorkGroup1 * LocalSplitU)
+    global_split_u: int = 1
+    global_split_u_algorithm: str = SINGLE_BUFFER
+    workgroup_mapping: int = 1
+    lds_bytes: int | None = None   # None: not in a library entry (the code object's descriptor has it)
+
+    # ---- constructors
+    @classmethod
+    def from_solution(cls, solution, name: str) -> "GemmKernelContract":
+        d, pt = solution.derived, solution.problem_type
+        algorithm = MULTIPLE_BUFFER if d.global_accumulation == MULTIPLE_BUFFER else SINGLE_BUFFER
+        # LDS holds accumulator-size elements (16-bit inputs are widened to fp32 on their way in)
+        lds = d.lds.layout(accumulator_bytes(pt.data_type.char)).bytes
+        return cls(name=name, transpose_a=pt.transpose_a, transpose_b=pt.transpose_b, batched=pt.batched,
+                   use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
+                   compute_type=pt.compute_type.char, macro_tile=(d.mt0, d.mt1), threads=d.num_threads,
+                   global_split_u=d.global_split_u, global_split_u_algorithm=algorithm,
+                   workgroup_mapping=max(1, d.workgroup_mapping), lds_bytes=lds)
+
+    @classmethod
+    def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
+        """From one ``solutions`` entry of a master library (``tensile_asm.library.master.solution_entry``)."""
+        name = entry.get("name", "?")
+        try:
+            pt, sm = entry["problemType"], entry["sizeMapping"]
+            a, dest = data_type(pt["aType"]).char, data_type(pt["dType"]).char
+            # Tensile's library has no compute type: high-precision accumulation of 16-bit inputs is fp32
+            compute = "S" if pt["highPrecisionAccumulate"] and a in ("H", "B") else dest
+            ta, tb, batched = _transposes(pt["operationIdentifier"], name)
+            wg, mt = sm["workGroup"], sm["macroTile"]
+            gsu = int(sm["globalSplitU"])
+            accumulation = _ACCUMULATION.get(int(sm.get("globalAccumulation", 0)))
+            unsupported = [k for k in ("persistentKernel", "streamK", "sourceKernel") if sm.get(k)]
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise UserError(f"library solution {name}: its problemType/sizeMapping lack or garble {e}; "
+                            f"rebuild the library with tensile-create-library") from None
+        if accumulation is None or unsupported:
+            what = ", ".join(unsupported) or f"globalAccumulation {sm.get('globalAccumulation')}"
+            raise UserError(f"library solution {name}: {what} is not launched by this runtime")
+        return cls(name=name, transpose_a=ta, transpose_b=tb, batched=batched, use_beta=bool(pt["useBeta"]),
+                   data_type=a, dest_type=dest, compute_type=compute, macro_tile=(int(mt[0]), int(mt[1])),
+                   threads=int(wg[0]) * int(wg[1]) * int(wg[2]), global_split_u=gsu,
+                   global_split_u_algorithm=accumulation if gsu > 1 else SINGLE_BUFFER,
+                   workgroup_mapping=max(1, int(sm.get("workGroupMapping", 1))))
+
+    # ---- facts
+    @property
+    def accumulator_bytes(self) -> int:
+        return accumulator_bytes(self.data_type)
+
+    @property
+    def writes_workspace(self) -> bool:
+        """GlobalSplitU MultipleBuffer: the GEMM writes partial tiles to a workspace, not to D."""
+        return self.global_split_u > 1 and self.global_split_u_algorithm == MULTIPLE_BUFFER
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        return (self.threads, 1, 1)
+
+    def layout(self) -> list[Argument]:
+        return argument_layout(self.batched, self.use_beta, self.compute_type)
+
+    def helper_name(self) -> str | None:
+        """The helper kernel this one needs in its code object, if any."""
+        if self.global_split_u == 1:
+            return None
+        if self.writes_workspace:
+            return helpers.post_gsu_name(self.batched, self.dest_type, self.compute_type, self.global_split_u)
+        return helpers.beta_only_name(self.batched, self.dest_type)
+
+    def batch_count(self, batch: int) -> int:
+        """The batch the kernel runs: ``batch``, or 1 for a kernel of a non-batched problem type."""
+        if not self.batched and batch != 1:
+            raise UserError(f"kernel {self.name} is not batched, so batch must be 1, not {batch}")
+        return batch
+
+    def grid(self, m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
+        """The GEMM's work-groups: macro tiles of D, times GlobalSplitU along dimension 1."""
+        return (-(-m // self.macro_tile[0]), -(-n // self.macro_tile[1]) * self.global_split_u,
+                self.batch_count(batch))
+
+    def workspace(self, m: int, n: int, batch: int = 1) -> Workspace | None:
+        if not self.writes_workspace:
+            return None
+        return Workspace(self.global_split_u, m, n, self.batch_count(batch), self.accumulator_bytes)
+
+    # ---- launches
+    def launches(self, *, m: int, n: int, k: int, batch: int, ld: Mapping[str, int],
+                 batch_stride: Mapping[str, int], alpha: float, beta: float,
+                 addresses: Mapping[str, Any]) -> list[Launch]:
+        """The ordered launches computing D = alpha*A*B + beta*C. ``ld``/``batch_stride`` (elements) and
+        ``addresses`` are keyed by A, B, C, D; ``addresses`` also needs WS when ``workspace()`` is not None."""
+        batch = self.batch_count(batch)
+        ws = self.workspace(m, n, batch)
+        gemm_ld, gemm_stride, gemm_addr = dict(ld), dict(batch_stride), dict(addresses)
+        if ws is not None:
+            if "WS" not in addresses:
+                raise ValueError(f"kernel {self.name} writes a workspace: pass its address as addresses['WS']")
+            gemm_ld["D"], gemm_stride["D"], gemm_addr["D"] = ws.ld, ws.batch_stride, addresses["WS"]
+        cols = {"A": m if self.transpose_a else k, "B": k if self.transpose_b else n}
+        values = argument_values(
+            m=m, n=n, k=k, batch=batch, ld=gemm_ld, batch_stride=gemm_stride,
+            tensor2d_size={t: ld[t] * cols[t] for t in "AB"}, alpha=alpha, beta=beta,
+            macro_tile=self.macro_tile, addresses=gemm_addr, workgroup_mapping=self.workgroup_mapping)
+        gemm = Launch(self.name, self.grid(m, n, batch), self.block, tuple(self.layout()), values)
+        if self.global_split_u == 1:
+            return [gemm]
+        beta_eff = beta if self.use_beta else 0.0
+        elementwise = {"AddressD": addresses["D"], "AddressC": addresses["C"], "StridesD0": ld["D"],
+                       "StridesD1": batch_stride["D"], "StridesC0": ld["C"], "StridesC1": batch_stride["C"],
+                       "SizesFree0": m, "SizesFree1": n, "SizesFree2": batch, "Beta": beta_eff}
+        grid = helpers.grid(m, n, batch)
+        if ws is None:
+            layout = helpers.beta_only_layout()
+            return [Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), elementwise), gemm]
+        layout = helpers.post_gsu_layout(self.compute_type)
+        post = {**elementwise, "AddressWS": addresses["WS"], "Alpha": alpha}
+        return [gemm, Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), post)]
+
+
+def _transposes(operation_identifier: str, name: str) -> tuple[bool, bool, bool]:
+    """(TransposeA, TransposeB, Batched) of the GEMM whose operation identifier this is."""
+    s = data_type("S")
+    for ta, tb, batched in itertools.product((False, True), repeat=3):
+        pt = ProblemType(s, s, s, transpose_a=ta, transpose_b=tb, batched=batched)
+        if pt.operation_identifier == operation_identifier:
+            return ta, tb, batched
+    raise UserError(f"library solution {name}: operationIdentifier {operation_identifier} is not a GEMM "
+                    f"(e.g. Contraction_l_Alik_Bljk_Cijk_Dijk)")

@@ -1,0 +1,85 @@
+"""The helper kernels GlobalSplitU needs beside the GEMM, as a launcher sees them: names, argument
+layouts (our ABI; the writer builds its SGPR layout from the same lists), block and grid, and the
+MultipleBuffer workspace.
+
+- SingleBuffer: the beta-only kernel ``C<indices>_<D>`` (Tensile's name, e.g. ``Cijk_S``) runs first,
+  D = beta*C (0 when beta is 0, so NaNs in C never reach D); the GEMM's slices then add alpha*A*B into D
+  with atomics.
+- MultipleBuffer: the GEMM writes each slice's unscaled partial tile (accumulator type) to a workspace;
+  the post-GSU kernel ``C<indices>_<types>_PostGSU<n>`` then computes D = alpha * sum + beta*C.
+
+Both are elementwise: one thread per element of a ROWS x COLS block of D, grid (ceil(M/ROWS),
+ceil(N/COLS), batch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tensile_asm.gemm.arguments import SCALAR_KIND, Argument, lay_out
+
+ROWS, COLS = 64, 4
+BLOCK = (ROWS * COLS, 1, 1)
+
+
+def grid(m: int, n: int, batch: int) -> tuple[int, int, int]:
+    """Work-groups of an elementwise helper over an M x N x batch D."""
+    return (-(-m // ROWS), -(-n // COLS), batch)
+
+
+def _c_indices(batched: bool) -> str:
+    return "Cijk" if batched else "Cij"
+
+
+def beta_only_name(batched: bool, dest_char: str = "S") -> str:
+    return f"{_c_indices(batched)}_{dest_char}"
+
+
+def beta_only_layout() -> list[Argument]:
+    return lay_out([("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("StridesD0", 4, "u32"),
+                    ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"), ("StridesC1", 4, "u32"),
+                    ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"), ("SizesFree2", 4, "u32"),
+                    ("Beta", 4, "f32")])
+
+
+def post_gsu_name(batched: bool, dest: str, compute: str, gsu: int) -> str:
+    types = dest if dest == compute else dest + compute
+    return f"{_c_indices(batched)}_{types}_PostGSU{gsu}"
+
+
+def post_gsu_layout(compute: str) -> list[Argument]:
+    size, kind = SCALAR_KIND[compute]
+    return lay_out([("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressWS", 8, "u64"),
+                    ("StridesD0", 4, "u32"), ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"),
+                    ("StridesC1", 4, "u32"), ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"),
+                    ("SizesFree2", 4, "u32"), ("Alpha", size, kind), ("Beta", size, kind)])
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """MultipleBuffer's workspace (our ABI with the GEMM kernel, which receives it as its D): slice s
+    holds a packed M x N x batch tile of the accumulator type starting at element s * M * N * batch."""
+
+    slices: int
+    m: int
+    n: int
+    batch: int
+    element_bytes: int      # the accumulator: 4 (fp32) or 8 (fp64)
+
+    @property
+    def elements(self) -> int:
+        return self.slices * self.m * self.n * self.batch
+
+    @property
+    def bytes(self) -> int:
+        return self.elements * self.element_bytes
+
+    @property
+    def ld(self) -> int:
+        """The GEMM's StridesD0 when it writes here."""
+        return self.m
+
+    @property
+    def batch_stride(self) -> int:
+        """The GEMM's StridesD1 when it writes here."""
+        return self.m * self.n

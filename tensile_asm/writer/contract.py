@@ -1,0 +1,18 @@
+"""The launch contract of a kernel this writer wrote (for kernels written from a Geometry without a
+solution: tests, benchmarks). From a solution or a library entry, use ``tensile_asm.gemm`` directly;
+``tests/test_gemm_contract.py`` checks that both ways agree.
+"""
+
+from __future__ import annotations
+
+from tensile_asm.gemm.contract import MULTIPLE_BUFFER, SINGLE_BUFFER, GemmKernelContract
+
+
+def kernel_contract(kernel) -> GemmKernelContract:
+    g = kernel.geometry
+    return GemmKernelContract(
+        name=kernel.name, transpose_a=g.transpose_a, transpose_b=g.transpose_b, batched=g.batched,
+        use_beta=g.use_beta, data_type=g.data_type, dest_type=g.dest_type, compute_type=g.compute_type,
+        macro_tile=(g.mt0, g.mt1), threads=g.num_threads, global_split_u=g.global_split_u,
+        global_split_u_algorithm=MULTIPLE_BUFFER if g.writes_workspace else SINGLE_BUFFER,
+        workgroup_mapping=g.workgroup_mapping, lds_bytes=kernel.resources.lds_bytes)
