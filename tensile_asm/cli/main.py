@@ -3,6 +3,7 @@
   tensile-asm emit   --arch gfx90a --solution SOL.yaml [--index I] -o OUT/
   tensile-asm verify --arch gfx90a --solution SOL.yaml [--index I] --size M,N,K[,BATCH] ...
                      [--alpha A] [--beta B] [--asm FILE.s] [--seed S]
+  tensile-asm verify --library OUT_DIR [--kernel NAME] --size M,N,K[,BATCH] ... [--alpha A] [--beta B]
   tensile-asm inspect FILE.co|FILE.s [--arch gfx90a] [--kernel NAME] [--json] [--no-emulate]
   tensile-asm inspect --arch gfx90a --solution SOL.yaml [--index I] [--json] [--no-emulate]
   tensile-asm emulator-coverage [--arch gfx90a ...] [--missing] [--json | --markdown]
@@ -28,9 +29,9 @@ def _parser() -> argparse.ArgumentParser:
                                 "Verification runs the linked code object on a CPU emulator (emulated, not measured).")
     sub = p.add_subparsers(dest="command", required=True)
 
-    def solution_args(sp):
-        sp.add_argument("--arch", required=True, help="target architecture, e.g. gfx90a (see isa/*.yaml)")
-        sp.add_argument("--solution", required=True, type=Path,
+    def solution_args(sp, required=True):
+        sp.add_argument("--arch", required=required, help="target architecture, e.g. gfx90a (see isa/*.yaml)")
+        sp.add_argument("--solution", required=required, type=Path,
                         help="YAML file with one solution (Tensile parameter names), or a logic file with --index")
         sp.add_argument("--index", type=int, default=None, help="solution index when --solution is a logic file")
 
@@ -38,8 +39,17 @@ def _parser() -> argparse.ArgumentParser:
     solution_args(emit)
     emit.add_argument("-o", "--output", required=True, type=Path, help="output directory")
 
-    verify = sub.add_parser("verify", help="run the kernel on the CPU emulator against a float64 numpy reference")
-    solution_args(verify)
+    verify = sub.add_parser("verify", help="run the kernel on the CPU emulator against a float64 numpy reference",
+                            description="Build a solution's kernel (--arch, --solution) or take a kernel of a "
+                            "library built earlier (--library: its TensileLibrary.yaml/.dat and code object, "
+                            "without the kernel writer), run it on the CPU emulator and compare D with a float64 "
+                            "numpy reference.")
+    solution_args(verify, required=False)
+    verify.add_argument("--library", type=Path, default=None, metavar="OUT_DIR",
+                        help="a tensile-create-library output directory (or its library/ folder or "
+                        "TensileLibrary file): verify its kernels from the library files alone")
+    verify.add_argument("--kernel", default=None, metavar="NAME",
+                        help="with --library: only this kernel (default: every kernel of the library)")
     verify.add_argument("--size", action="append", required=True, metavar="M,N,K[,BATCH]",
                         help="problem size; repeat for several")
     verify.add_argument("--alpha", type=float, default=1.5, help="alpha (default 1.5)")
@@ -106,6 +116,20 @@ def cmd_emit(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    if args.library is not None:
+        given = [f"--{o}" for o in ("arch", "solution", "index", "asm") if getattr(args, o) is not None]
+        if given:
+            raise UserError(f"verify --library takes its kernels from the library; drop {', '.join(given)}")
+        return _verify_library(args)
+    missing = [f"--{o}" for o in ("arch", "solution") if getattr(args, o) is None]
+    if missing:
+        raise UserError(f"verify needs {' and '.join(missing)} (or --library OUT_DIR for a library built earlier)")
+    if args.kernel is not None:
+        raise UserError("verify --kernel picks a kernel of --library OUT_DIR; a --solution has one kernel")
+    return _verify_solution(args)
+
+
+def _verify_solution(args) -> int:
     from tensile_asm import toolchain
     from tensile_asm.benchmark.verify import Size, verify_sizes
     from tensile_asm.gemm import GemmKernelContract
@@ -138,6 +162,36 @@ def cmd_verify(args) -> int:
         source = args.asm.read_text() if args.asm is not None else kernel.text()
         runtime = EmulatedRuntime(strict=not args.no_strict, source=source)
         results = verify_sizes(co, contract, sizes, args.alpha, args.beta, args.seed, runtime)
+    return _print_results(results)
+
+
+def _verify_library(args) -> int:
+    """Every (or the --kernel) kernel of a library, launched from its entry and code object: no writer."""
+    from tensile_asm.benchmark.verify import Size, verify_sizes
+    from tensile_asm.gemm import GemmKernelContract
+    from tensile_asm.library import Library
+    from tensile_asm.runtime.emulated import EmulatedRuntime
+
+    sizes = [Size(*parse_size(s)) for s in args.size]
+    lib = Library.load(args.library)
+    names = [args.kernel] if args.kernel else sorted(s["name"] for s in lib.solutions.values())
+    if not names:
+        raise UserError(f"{lib.path}: the library lists no solutions; nothing to verify")
+    failed = 0
+    for name in names:
+        contract = GemmKernelContract.from_library_entry(lib.entry(name))
+        co = lib.code_object(name)
+        beta = args.beta if args.beta is not None else (0.5 if contract.use_beta else 0.0)
+        if beta != 0.0 and not contract.use_beta:
+            raise UserError(f"--beta {beta:g}: kernel {name} has no beta (useBeta false) and computes "
+                            f"D = alpha*A*B; use --beta 0")
+        print(f"verifying {name} from {co.name} and {lib.path.name} on the emulator")
+        runtime = EmulatedRuntime(strict=not args.no_strict)
+        failed += _print_results(verify_sizes(co, contract, sizes, args.alpha, beta, args.seed, runtime))
+    return 1 if failed else 0
+
+
+def _print_results(results) -> int:
     failed = 0
     print(f"{'size':<18} {'alpha':>7} {'beta':>7} {'max rel err':>12} {'tolerance':>10}  result")
     for r in results:

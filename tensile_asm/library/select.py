@@ -132,6 +132,26 @@ class Library:
         data = load_msgpack(path) if name.endswith(".dat") else load_yaml(path)
         return cls(data, path)
 
+    def entry(self, name: str) -> dict[str, Any]:
+        """The solution entry of kernel ``name``."""
+        for sol in self.solutions.values():
+            if sol.get("name") == name:
+                return sol
+        names = ", ".join(sorted(s.get("name", "?") for s in self.solutions.values())) or "none"
+        raise UserError(f"{self.path}: no solution named {name}; the library has {names}")
+
+    def code_object(self, name: str) -> Path:
+        """The code object beside the library file that holds kernel ``name`` (its symbol is the name)."""
+        from tensile_asm.codeobject import read_code_object
+
+        folder = self.path.parent if self.path else Path(".")
+        candidates = sorted(folder.glob("*.co"))
+        for co in candidates:
+            if name in read_code_object(co).kernels:
+                return co
+        raise UserError(f"{folder}: none of its {len(candidates)} code objects (.co) holds kernel {name}; "
+                        f"rebuild the library with tensile-create-library")
+
     def select(self, problem: Problem, arch: str = "gfx90a", cu_count: int | None = None,
                is_apu: int | None = None, perf_metric: str = "DeviceEfficiency") -> dict[str, Any] | None:
         """The chosen solution entry (a dict with ``name``, ``index``, ...) or ``None``."""
