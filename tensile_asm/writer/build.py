@@ -120,23 +120,23 @@ def build_kernel(solution, arch: Arch, name: str) -> Kernel:
 def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
     """The kernels plus the helper kernels they need, once each: GlobalSplitU's beta-only kernel
     (SingleBuffer) or post-GSU reduction (MultipleBuffer)."""
-    from tensile_asm.gemm.helpers import beta_only_name, post_gsu_name
     from tensile_asm.writer.beta_only import write_beta_only
+    from tensile_asm.writer.contract import kernel_contract
     from tensile_asm.writer.post_gsu import write_post_gsu
 
     out, names = list(kernels), {k.name for k in kernels}
     for k in kernels:
-        g = k.geometry
-        if g is None or g.global_split_u == 1:      # a helper kernel (no GEMM geometry) needs none
+        if k.geometry is None:                      # a helper kernel (no GEMM geometry) needs none
             continue
-        if g.gsu_multiple_buffer:
-            name, make = (post_gsu_name(g.batched, g.dest_type, g.compute_type, g.global_split_u),
-                          lambda g=g: write_post_gsu(arch, g))
-        else:
-            name, make = beta_only_name(g.batched), lambda g=g: write_beta_only(arch, g.batched)
-        if name not in names:
-            out.append(make())
-            names.add(name)
+        name = kernel_contract(k).helper_name()     # the helper the launcher will look for
+        if name is None or name in names:
+            continue
+        g = k.geometry
+        helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched)
+        if helper.name != name:
+            raise AssertionError(f"helper kernel {helper.name} written where the contract launches {name}")
+        out.append(helper)
+        names.add(name)
     return out
 
 
