@@ -54,8 +54,7 @@ def test_solution_library_entry_and_written_kernel_agree(case):
     ours = GemmKernelContract.from_solution(sol, "k")
     written = kernel_contract(kernel)
     assert dataclasses.replace(written, lds_bytes=None) == dataclasses.replace(ours, lds_bytes=None)
-    if case[0] in "sd":     # 16-bit inputs: the writer widens LDS to fp32, the derivation counts 16-bit elements
-        assert written.lds_bytes == ours.lds_bytes == kernel.resources.lds_bytes
+    assert written.lds_bytes == ours.lds_bytes == kernel.resources.lds_bytes
     assert GemmKernelContract.from_library_entry(solution_entry(sol, "k", 0, 0)) == \
         dataclasses.replace(ours, lds_bytes=None)
     assert [(a.name, a.size, a.offset) for a in ours.layout()] == [(a.name, a.size, a.offset) for a in kernel.layout]
