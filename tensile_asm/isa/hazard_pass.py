@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.instruction_set import InstructionSet
-from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.module import LabelDef, Module, insert_before
 from tensile_asm.isa.registers import Label
 
 _TERMINATORS = ("s_branch", "s_endpgm", "s_setpc_b64")
@@ -101,23 +101,5 @@ def insert_wait_states(target, arch, assignment=None) -> int:
             inserted[id(stream.items[i])] = nops_for(isa, need, f"hazard: {why.rule.name}")
             total += need
     if inserted:
-        if isinstance(target, Module):
-            _apply(target, inserted)
-        else:
-            target[:] = _spliced(target, inserted)
+        insert_before(target, inserted)
     return total
-
-
-def _spliced(items, inserted) -> list:
-    out = []
-    for x in items:
-        out.extend(inserted.get(id(x), ()))
-        out.append(x)
-    return out
-
-
-def _apply(module: Module, inserted) -> None:
-    for item in module.items:
-        if isinstance(item, Module):
-            _apply(item, inserted)
-    module.items = _spliced(module.items, inserted)

@@ -62,3 +62,28 @@ class Module:
             text = item.render(assignment)
             lines.append(text if isinstance(item, LabelDef) else "  " + text)
         return "\n".join(lines) + "\n"
+
+
+def insert_before(target, inserted: Mapping[int, list], drop=None) -> None:
+    """Put ``inserted[id(item)]`` before each item of ``target`` (a Module, changed in place down its
+    tree so each insertion joins its item's sub-module; or a list of items), leaving out the items
+    ``drop(item)`` is true for. The passes (waits, wait states) place their instructions with this."""
+    def spliced(items):
+        out = []
+        for x in items:
+            if drop is not None and drop(x):
+                continue
+            out.extend(inserted.get(id(x), ()))
+            out.append(x)
+        return out
+
+    def apply(module: Module) -> None:
+        for item in module.items:
+            if isinstance(item, Module):
+                apply(item)
+        module.items = spliced(module.items)
+
+    if isinstance(target, Module):
+        apply(target)
+    else:
+        target[:] = spliced(target)

@@ -17,7 +17,7 @@ from tensile_asm.isa.counters import COUNTER_OF, counter_limits
 from tensile_asm.isa.hazards import key_name, operand_keys
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.instruction_set import InstructionSet
-from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.module import LabelDef, Module, insert_before
 from tensile_asm.isa.registers import Label, Special
 from tensile_asm.isa.waitcnt_state import LDS_DMA, LDS_WRITE, State
 
@@ -191,25 +191,5 @@ def insert_waitcnt(target, arch, assignment=None) -> int:
     items = list(target.flatten()) if isinstance(target, Module) else list(target)
     isa = InstructionSet(arch)
     waits = {k: [wait_instruction(isa, need)] for k, need in required_waits(items, arch, assignment).items()}
-    if isinstance(target, Module):
-        _apply(target, waits)
-    else:
-        target[:] = _spliced(target, waits)
+    insert_before(target, waits, drop=lambda x: isinstance(x, Instruction) and x.opcode == "s_waitcnt")
     return len(waits)
-
-
-def _spliced(items, waits) -> list:
-    out = []
-    for x in items:
-        if isinstance(x, Instruction) and x.opcode == "s_waitcnt":
-            continue
-        out.extend(waits.get(id(x), ()))
-        out.append(x)
-    return out
-
-
-def _apply(module: Module, waits) -> None:
-    for item in module.items:
-        if isinstance(item, Module):
-            _apply(item, waits)
-    module.items = _spliced(module.items, waits)
