@@ -18,6 +18,7 @@ from tensile_asm.codeobject import KernelObject
 from tensile_asm.gemm.arguments import argument_layout, argument_values
 from tensile_asm.inspect.bank_conflicts import LaunchSpec
 from tensile_asm.inspect.resources import workgroup_size
+from tensile_asm.runtime.emulated import emulator_argument
 
 GEMM_SIZE = 256
 
@@ -47,13 +48,7 @@ def _gemm_spec(layout, batched: bool, block: tuple) -> LaunchSpec:
     # workgroups is a remainder block of one (Tensile kernels without a mapping ignore these).
     values.update(NumWorkGroups0=1, NumWorkGroups1=1, NumFullBlocks=0, WgmRemainder1=1,
                   MagicNumberWgmRemainder1=0)
-    args = []
-    for arg in layout:
-        v = values[arg.name]
-        if isinstance(v, np.ndarray):
-            args.append(v)
-        else:
-            args.append({"f32": np.float32, "u64": np.uint64, "u32": np.uint32}[arg.kind](v))
+    args = [emulator_argument(arg.kind, values[arg.name]) for arg in layout]
     shape = f"M=N=K={s}{', batch 1' if batched else ''}"
     return LaunchSpec(block=block, args=tuple(args),
                       description=f"emulated first loop iteration of workgroup 0 of a GEMM ({shape})")

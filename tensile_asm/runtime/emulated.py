@@ -20,7 +20,7 @@ class LaunchResult:
     stats: object           # what the emulator reports for the GEMM launch (instructions, waves, ...)
 
 
-def _scalar(kind: str, v):
+def emulator_argument(kind: str, v):
     """An argument value as the emulator lays it out: arrays become buffers, scalars take their kind."""
     if isinstance(v, np.ndarray):
         return v
@@ -52,7 +52,7 @@ class EmulatedRuntime:
         stats = None
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
                                         batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=buffers):
-            args = [_scalar(a.kind, launch.values[a.name]) for a in launch.layout]
+            args = [emulator_argument(a.kind, launch.values[a.name]) for a in launch.layout]
             result = emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args)
             if launch.kernel == contract.name:
                 stats = result
