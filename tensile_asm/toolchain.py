@@ -55,12 +55,24 @@ def _run(cmd: list[str], what: str, source_name: str) -> subprocess.CompletedPro
     return proc
 
 
-def assemble(text: str, arch: Arch, source_name: str = "<kernel>.s") -> bytes:
-    """Assemble AMDGPU assembly text into an ELF relocatable object for ``arch``."""
+def identity() -> str:
+    """The assembler and linker as they are now (path, size, modification time): part of cache keys, so
+    an upgraded LLVM rebuilds."""
+    parts = []
+    for tool in ("llvm-mc", "ld.lld"):
+        path = Path(find_llvm_tool(tool)).resolve()
+        st = path.stat()
+        parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts)
+
+
+def assemble(text: str, arch: Arch, source_name: str = "<kernel>.s", cache: bool = True) -> bytes:
+    """Assemble AMDGPU assembly text into an ELF relocatable object for ``arch`` (with ``cache``, objects
+    are kept by a hash of the assembler, target and text; create-library caches whole kernels instead)."""
     mc = find_llvm_tool("llvm-mc")
     key = hashlib.sha256(f"{mc}\0{arch.name}\0{text}".encode()).hexdigest()
     cached = cache_dir() / f"{key}.o"
-    if cached.is_file():
+    if cache and cached.is_file():
         return cached.read_bytes()
     with tempfile.TemporaryDirectory(prefix="tensile-asm-") as tmp:
         out = Path(tmp) / "k.o"
@@ -80,6 +92,8 @@ def assemble(text: str, arch: Arch, source_name: str = "<kernel>.s") -> bytes:
             raise ToolchainError(
                 f"the assembler rejected {source_name}: {first.replace('<stdin>', source_name).strip()}{context}")
         obj = out.read_bytes()
+    if not cache:
+        return obj
     try:
         write_atomic(cached, obj)
     except OSError:

@@ -1,4 +1,5 @@
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import yaml
 
 from tensile_asm.cli.create_library import main
 from tensile_asm.errors import UserError
+from tensile_asm.kernel_cache import CacheEntry, KernelPart
 from tensile_asm.library import Library
 from tensile_asm.library.create import create_library
 from tensile_asm.problem import Problem, ProblemType
@@ -19,28 +21,41 @@ NN = ProblemType.from_dict({"DataType": "s", "TransposeA": False, "TransposeB": 
 
 
 class FakeBuilder:
-    """Supports what has LocalSplitU 1; writes a dummy file and remembers what it was asked to build.
-    ``fail``: the whole build raises; ``unwritable``: kernels (by their position in a build) whose writing fails."""
+    """Supports what has LocalSplitU 1; "compiles" a kernel into a dummy part and links parts into a dummy file,
+    remembering what it was asked to do. ``fail``: compiling raises; ``unwritable``: kernels (by their position
+    in the order compiled) whose writing fails."""
 
-    def __init__(self, fail=False, unwritable=()):
-        self.calls = []
+    def __init__(self, fail=False, unwritable=(), version="fake-1"):
+        self.calls = []        # (kernel names, arch, path) per link
+        self.compiled = []     # kernel names in the order written
         self.fail = fail
         self.unwritable = set(unwritable)
+        self._version = version
+
+    def version(self):
+        return self._version
 
     def supports(self, solution, arch):
         assert arch.name in ("gfx90a", "gfx942")
         return None if solution.derived.local_split_u == 1 else "LocalSplitU > 1 is not implemented (fake)"
 
-    def build_code_object(self, kernels, arch, out_path):
-        self.calls.append(([name for name, _ in kernels], arch.name, Path(out_path)))
+    def compile_kernel(self, solution, arch, name, timing=None):
         if self.fail:
             raise UserError("the assembler rejected the kernel (fake)")
-        failed = {name: f"kernel {name}: needs more than 512 VGPRs (fake)" for i, (name, _) in enumerate(kernels)
-                  if i in self.unwritable}
-        written = [name for name, _ in kernels if name not in failed]
-        if written:
-            Path(out_path).write_bytes(b"\x7fELF" + "\n".join(written).encode())
-        return failed
+        self.compiled.append(name)
+        if len(self.compiled) - 1 in self.unwritable:
+            return CacheEntry([], f"kernel {name}: needs more than 512 VGPRs (fake)")
+        return CacheEntry([KernelPart(name, f"obj:{name}:{self._version}".encode(), {".name": name})], None)
+
+    def link_parts(self, parts, arch, out_path):
+        self.calls.append(([p.name for p in parts], arch.name, Path(out_path)))
+        Path(out_path).write_bytes(b"\x7fELF" + "\n".join(p.object.decode() for p in parts).encode())
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path_factory, monkeypatch):
+    """No test reads or fills the user's kernel cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
 def files(root: Path) -> list[str]:
@@ -59,7 +74,13 @@ def test_builds_the_example_logic(tmp_path):
     lib = yaml.safe_load((tmp_path / "library/TensileLibrary.yaml").read_text())
     assert [s["name"] for s in lib["solutions"]] == names  # library names are the kernel symbols
     support = json.loads((tmp_path / "support.json").read_text())
-    assert len(support) == 6 and all(set(e) == {"name", "architecture", "built", "reason"} for e in support)
+    assert len(support) == 6
+    assert all(set(e) == {"name", "architecture", "file", "index", "built", "reason"} for e in support)
+    assert [(e["file"], e["index"]) for e in support] == [("aldebaran_Cijk_Ailk_Bljk_SB.yaml", i) for i in range(6)]
+    logic = yaml.safe_load((EXAMPLE_DIR / "aldebaran_Cijk_Ailk_Bljk_SB.yaml").read_text())
+    for e in support:   # file and index lead back to the solution the entry names
+        stored = logic[5][e["index"]]
+        assert stored["SolutionIndex"] == e["index"] and stored["MacroTile0"] == int(e["name"].split("_MT")[1].split("x")[0])
     built = [e for e in support if e["built"]]
     assert [e["name"] for e in built] == names and all(e["reason"] is None for e in built)
     (no,) = [e for e in support if not e["built"]]
@@ -67,6 +88,45 @@ def test_builds_the_example_logic(tmp_path):
     assert len(report.built) == 5 and len(report.not_built) == 1
     table = report.table()
     assert "5 built, 1 not built" in table and "LocalSplitU > 1 is not implemented (fake)" in table
+
+
+def test_identical_kernels_are_written_once(tmp_path):
+    logic = tmp_path / "logic"
+    (logic / "again").mkdir(parents=True)
+    shutil.copy(EXAMPLE_DIR / "aldebaran_Cijk_Ailk_Bljk_SB.yaml", logic)
+    shutil.copy(EXAMPLE_DIR / "aldebaran_Cijk_Ailk_Bljk_SB.yaml", logic / "again")
+    fake = FakeBuilder()
+    report = create_library(logic, tmp_path / "out", "gfx90a", build=fake, jobs=1)
+    assert len(report.built) == 10 and len(fake.compiled) == 5 == len(set(fake.compiled))
+    assert (report.stats.kernels, report.stats.duplicates) == (5, 5)
+    (names, _, _), = fake.calls
+    assert sorted(names) == sorted(fake.compiled)   # linked once each too
+
+
+def test_cached_kernels_are_not_written_again_and_the_builder_version_is_in_the_key(tmp_path):
+    fake = FakeBuilder()
+    create_library(EXAMPLE_DIR, tmp_path / "a", "gfx90a", build=fake, cache_dir=tmp_path / "cache", jobs=1)
+    assert len(fake.compiled) == 5
+    again = FakeBuilder()
+    report = create_library(EXAMPLE_DIR, tmp_path / "b", "gfx90a", build=again, cache_dir=tmp_path / "cache", jobs=1)
+    assert again.compiled == [] and report.stats.cached == 5 and len(report.built) == 5
+    assert (tmp_path / "b/library/TensileLibrary_gfx90a.co").read_bytes() == \
+        (tmp_path / "a/library/TensileLibrary_gfx90a.co").read_bytes()
+    newer = FakeBuilder(version="fake-2")
+    create_library(EXAMPLE_DIR, tmp_path / "c", "gfx90a", build=newer, cache_dir=tmp_path / "cache", jobs=1)
+    assert len(newer.compiled) == 5 and b"fake-2" in (tmp_path / "c/library/TensileLibrary_gfx90a.co").read_bytes()
+
+
+def test_a_damaged_cache_entry_is_rebuilt(tmp_path):
+    create_library(EXAMPLE_DIR, tmp_path / "a", "gfx90a", build=FakeBuilder(), cache_dir=tmp_path / "cache", jobs=1)
+    entries = sorted((tmp_path / "cache").rglob("*.kernel"))
+    assert len(entries) == 5
+    entries[0].write_bytes(entries[0].read_bytes()[:20])     # cut short
+    entries[1].write_bytes(b"not msgpack at all")
+    fake = FakeBuilder()
+    create_library(EXAMPLE_DIR, tmp_path / "b", "gfx90a", build=fake, cache_dir=tmp_path / "cache", jobs=1)
+    assert len(fake.compiled) == 2
+    assert _outputs(tmp_path / "a") == _outputs(tmp_path / "b")
 
 
 def test_library_selects_built_solutions(tmp_path):
@@ -108,8 +168,8 @@ def test_unparsed_and_invalid_solutions_are_reported(tmp_path):
 
 def test_a_kernel_that_cannot_be_written_is_reported_not_built(tmp_path):
     fake = FakeBuilder(unwritable={1})
-    report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake)
-    (names, _, _), = fake.calls
+    report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake, jobs=1)
+    names = fake.compiled
     support = {e["name"]: e for e in json.loads((tmp_path / "support.json").read_text())}
     bad = support[names[1]]
     assert not bad["built"] and bad["reason"] == f"kernel {names[1]}: needs more than 512 VGPRs (fake)"
@@ -122,8 +182,8 @@ def test_a_kernel_that_cannot_be_written_is_reported_not_built(tmp_path):
 
 
 def test_a_code_object_with_no_kernel_written_is_not_published(tmp_path):
-    fake = FakeBuilder(unwritable={0})   # with one file per kernel every build fails
-    report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake, merge_files=False)
+    fake = FakeBuilder(unwritable=range(6))
+    report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake, merge_files=False, jobs=1)
     assert report.built == [] and report.code_objects == []
     assert [f for f in files(tmp_path) if f.endswith(".co") or ".tmp" in f] == []
 
@@ -171,6 +231,41 @@ def test_cli_broken_yaml(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_cli_strict_fails_on_an_unbuilt_solution(tmp_path, capsys, monkeypatch):
+    import tensile_asm.library.create as create
+
+    monkeypatch.setattr(create, "_default_builder", lambda: FakeBuilder())
+    argv = ["--architecture", "gfx90a", "--quiet", str(EXAMPLE_DIR), str(tmp_path / "out")]
+    assert main(argv) == 0 and capsys.readouterr().err == ""
+    assert main(argv + ["--strict"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "--strict: 1 of 6 solutions were not built" in err and "WG8_8_4" in err and "_SB.yaml#4:" in err, err
+    assert "LocalSplitU > 1 is not implemented (fake)" in err and "support.json" in err
+    assert (tmp_path / "out/support.json").is_file()       # the report of what was built is still written
+
+    class BuildsAll(FakeBuilder):
+        def supports(self, solution, arch):
+            return None
+
+    monkeypatch.setattr(create, "_default_builder", lambda: BuildsAll())
+    assert main(argv[:-1] + [str(tmp_path / "out2"), "--strict"]) == 0 and capsys.readouterr().err == ""
+
+
+def test_cli_print_timing_and_jobs(tmp_path, capsys, monkeypatch):
+    import tensile_asm.library.create as create
+
+    monkeypatch.setattr(create, "_default_builder", lambda: FakeBuilder())
+    assert main(["--architecture", "gfx90a", "--quiet", "--print-timing", "--jobs", "1", str(EXAMPLE_DIR),
+                 str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    for stage in ("read", "assess", "build", "link", "library", "total"):
+        assert f"\n{stage} " in "\n" + out
+    assert "5 distinct" in out and "5 written and assembled, 0 from the cache; jobs 1" in out
+    assert main(["--architecture", "gfx90a", "--jobs", "0", str(EXAMPLE_DIR), str(tmp_path / "o2")]) == 2
+    assert "--jobs 0" in capsys.readouterr().err
+
+
 def test_cli_with_injected_builder(tmp_path, capsys, monkeypatch):
     import tensile_asm.library.create as create
 
@@ -191,29 +286,71 @@ def _have_toolchain() -> bool:
         return False
 
 
-@pytest.mark.skipif(not _have_toolchain(), reason="LLVM AMDGPU toolchain or the kernel writer is not available")
-def test_real_builder_writes_each_kernel_once_into_one_elf_code_object(tmp_path, monkeypatch):
+needs_toolchain = pytest.mark.skipif(not _have_toolchain(),
+                                     reason="LLVM AMDGPU toolchain or the kernel writer is not available")
+
+
+def _count_writes(monkeypatch) -> list[str]:
     from tensile_asm.writer import build
 
-    written = []
+    written, write_kernel = [], build.write_kernel
 
     def counting_write_kernel(geometry, arch, name):
         written.append(name)
         return write_kernel(geometry, arch, name)
 
-    write_kernel = build.write_kernel
     monkeypatch.setattr(build, "write_kernel", counting_write_kernel)
-    report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a")
+    return written
+
+
+def _outputs(out: Path) -> dict[str, bytes]:
+    return {f: (out / f).read_bytes() for f in files(out) if f != "support.json"}
+
+
+@needs_toolchain
+def test_real_builder_writes_each_kernel_once_and_the_cache_rebuilds_only_what_changed(tmp_path, monkeypatch):
+    written = _count_writes(monkeypatch)
+    cache = tmp_path / "cache"
+    report = create_library(EXAMPLE_DIR, tmp_path / "a", "gfx90a", jobs=1, cache_dir=cache)
     assert len(report.built) == 5 and sorted(written) == sorted(e.name for e in report.built)  # once each
-    co = tmp_path / "library/TensileLibrary_gfx90a.co"
+    assert (report.stats.compiled, report.stats.cached) == (5, 0)
+    co = tmp_path / "a/library/TensileLibrary_gfx90a.co"
     assert co.read_bytes()[:4] == b"\x7fELF"
-    lib = Library.load(tmp_path)
+    lib = Library.load(tmp_path / "a")
     assert {s["name"] for s in lib.solutions.values()} == {e.name for e in report.built}
-    data = co.read_bytes()
-    assert all(e.name.encode() in data for e in report.built)  # the kernel symbols are the library names
+    assert all(e.name.encode() in co.read_bytes() for e in report.built)  # the kernel symbols are the library names
+
+    written.clear()   # unchanged rebuild: nothing written or assembled, the same bytes out
+    again = create_library(EXAMPLE_DIR, tmp_path / "b", "gfx90a", jobs=1, cache_dir=cache)
+    assert written == [] and (again.stats.compiled, again.stats.cached) == (0, 5)
+    assert _outputs(tmp_path / "b") == _outputs(tmp_path / "a")
+
+    # one solution changed (PrefetchLocalRead of solution 0, a parameter already in every name): one kernel
+    logic = tmp_path / "logic"
+    logic.mkdir()
+    text = (EXAMPLE_DIR / "aldebaran_Cijk_Ailk_Bljk_SB.yaml").read_text()
+    first = text.index("    PrefetchLocalRead: 0\n")
+    (logic / "aldebaran_Cijk_Ailk_Bljk_SB.yaml").write_text(
+        text[:first] + "    PrefetchLocalRead: 1\n" + text[first + len("    PrefetchLocalRead: 0\n"):])
+    written.clear()
+    changed = create_library(logic, tmp_path / "c", "gfx90a", jobs=1, cache_dir=cache)
+    new_names = {e.name for e in changed.built} - {e.name for e in report.built}
+    assert len(new_names) == 1 and written == list(new_names) and "PLR1" in written[0]
+    assert (changed.stats.compiled, changed.stats.cached) == (1, 4)
+    assert written[0].encode() in (tmp_path / "c/library/TensileLibrary_gfx90a.co").read_bytes()
 
 
-@pytest.mark.skipif(not _have_toolchain(), reason="LLVM AMDGPU toolchain or the kernel writer is not available")
+@needs_toolchain
+def test_parallel_build_writes_the_same_bytes_as_one_process(tmp_path):
+    one = create_library(EXAMPLE_DIR, tmp_path / "one", "gfx90a", jobs=1, use_cache=False)
+    two = create_library(EXAMPLE_DIR, tmp_path / "two", "gfx90a", jobs=2, use_cache=False)
+    assert (one.stats.compiled, two.stats.compiled, two.stats.jobs) == (5, 5, 2)
+    assert _outputs(tmp_path / "one") == _outputs(tmp_path / "two")
+    assert json.loads((tmp_path / "one/support.json").read_text()) == json.loads((tmp_path / "two/support.json").read_text())
+    assert not list(Path(os.environ["XDG_CACHE_HOME"]).rglob("*.kernel"))   # use_cache=False kept nothing
+
+
+@needs_toolchain
 def test_real_builder_leaves_out_a_kernel_whose_registers_do_not_fit(tmp_path):
     from tensile_asm.isa.arch import load_arch
     from tensile_asm.solution.solution import Solution

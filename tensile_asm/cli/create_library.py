@@ -1,6 +1,6 @@
 """tensile-create-library: build code objects and the master solution library from logic files.
 
-  tensile-create-library --architecture gfx90a LOGIC_DIR OUT_DIR [HIP]
+  tensile-create-library --architecture gfx90a [--jobs N] [--strict] [--print-timing] LOGIC_DIR OUT_DIR [HIP]
 """
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ import sys
 
 from tensile_asm.cli.common import EXIT_USAGE, run_main
 from tensile_asm.errors import UserError
+from tensile_asm.library.create import default_jobs
 
 PROG = "tensile-create-library"
+EXIT_STRICT = 1    # --strict and a solution was not built
 
 # Tensile's TensileCreateLibrary options that this tool does not implement (yet), with what to do instead.
 NOT_IMPLEMENTED = {
@@ -31,7 +33,6 @@ NOT_IMPLEMENTED = {
     "--client-config": "no client is built",
     "--build-client": "no client is built",
     "--keep-build-tmp": "no build directory is kept",
-    "--jobs": "kernels are built in one process",
     "--package-library": "write the library files as they are",
     "--version": "libraries carry no version field",
     "--ignore-asm-cap-cache": "assembler capabilities come from isa/*.yaml",
@@ -65,6 +66,20 @@ def _parser() -> argparse.ArgumentParser:
                    help="TensileLibrary.yaml (default) or TensileLibrary.dat (msgpack)")
     p.add_argument("--code-object-version", choices=("default", "V4", "V5"), default="V5",
                    help="code object version; the kernels are written as V5 (default and V5 mean that)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="worker processes writing and assembling kernels (default: the cores this process may "
+                        "use, here %d)" % default_jobs())
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="kernel cache: each kernel's objects kept by a hash of its parameters, architecture, "
+                        "this package's source and the toolchain, so an unchanged rebuild writes and assembles "
+                        "nothing (default: $XDG_CACHE_HOME/tensile-asm, else ~/.cache/tensile-asm)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor fill the kernel cache (build every kernel in a temporary one)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 1 if any solution was not built (the outputs and support.json are "
+                        "still written)")
+    p.add_argument("--print-timing", action="store_true",
+                   help="print the seconds spent per stage (read, assess, build, link, library) and kernel counts")
     p.add_argument("--quiet", action="store_true", help="do not print the built / not-built table")
     return p
 
@@ -94,11 +109,22 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError("--code-object-version V4 is not implemented; the kernels are written as code "
                             "object V5 (use V5 or default)")
         report = create_library(args.logic_dir, args.out_dir, args.architecture,
-                                library_format=args.library_format, merge_files=args.merge_files)
+                                library_format=args.library_format, merge_files=args.merge_files,
+                                jobs=args.jobs, cache_dir=args.cache_dir, use_cache=not args.no_cache)
         if not args.quiet:
             print(report.table())
             for path in report.code_objects + [report.library_path, report.support_path]:
                 print(f"wrote {path}")
+        if args.print_timing:
+            print(report.timing_table())
+        missing = report.not_built
+        if args.strict and missing:
+            first = missing[0]
+            where = f"{first.logic_file}#{first.logic_index}" if first.logic_file is not None else "its logic file"
+            print(f"{PROG}: error: --strict: {len(missing)} of {len(report.entries)} solutions were not built "
+                  f"(first: {first.name} for {first.architecture} from {where}: {first.reason}); all are listed "
+                  f"in {report.support_path}", file=sys.stderr)
+            return EXIT_STRICT
         return 0
 
     return run_main(PROG, body)

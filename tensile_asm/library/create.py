@@ -1,26 +1,39 @@
 """create-library: logic files in, code object(s) + master library + support report out.
 
-Flow: find the logic files for each architecture (by schedule alias), parse them, name every solution
-(min naming over all solutions of the build, so kernel symbols and library names agree), ask the kernel
-builder which solutions it supports (answered from parameters and limits, without writing kernels), build
-those into one code object per architecture (``library/TensileLibrary_<gfx>.co``, a raw ELF, no offload
-bundle), writing each kernel once (one whose writing fails, e.g. its registers do not fit, is reported as
-not built), write ``library/TensileLibrary.yaml`` (or ``.dat``) listing only the built solutions, and
-``support.json`` with one entry per solution.
-Every output is written under a temporary name and renamed into place, after all inputs have been read.
+Stages (each timed, ``CreateReport.timing``):
+1. read: find the logic files for each architecture (by schedule alias) and parse them;
+2. assess: name every solution (min naming over all solutions of the build, so kernel symbols and library
+   names agree) and ask the kernel builder which it supports (answered from parameters and limits, without
+   writing kernels);
+3. build (``build_kernels``): every distinct kernel -- (architecture, name, parameters) hashed into a
+   content key -- is written and assembled once, by ``jobs`` worker processes, into the kernel cache
+   (``tensile_asm.kernel_cache``); a kernel already there is neither written nor assembled. Workers return
+   only whether the kernel could be written, so the memory held does not grow with the build;
+4. output (``write_code_objects``): per architecture, link the built kernels' cached objects into one code
+   object (``library/TensileLibrary_<gfx>.co``, a raw ELF, no offload bundle), or one per kernel without
+   ``merge_files``; then ``library/TensileLibrary.yaml`` (or ``.dat``) listing only the built solutions, and
+   ``support.json`` with one entry per solution (name, architecture, logic file relative to the logic folder,
+   the solution's index in it, built, reason).
+Every output is written under a temporary name and renamed into place once all kernels are built; a kernel
+that cannot be written (e.g. its registers do not fit) is reported as not built.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import sys
 import tempfile
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import Arch, load_arch
+from tensile_asm.kernel_cache import CacheEntry, KernelCache, KernelPart, default_cache_dir, kernel_key
 from tensile_asm.library.fileio import publish, write_atomic
 from tensile_asm.library.logic import LogicFile, find_logic_files, read_logic_file, schedule_alias
 from tensile_asm.library.master import LibraryPart, build_master_library, write_master_library
@@ -28,12 +41,18 @@ from tensile_asm.solution.naming import min_names
 
 
 class KernelBuilder(Protocol):
+    def version(self) -> str:
+        """Identifies what this builder writes (source, toolchain): part of every kernel's cache key."""
+
     def supports(self, solution, arch: Arch) -> str | None:
         """None if the solution can be built for ``arch`` (answered without writing it), else the reason."""
 
-    def build_code_object(self, kernels: list[tuple[str, Any]], arch: Arch, out_path: Path) -> dict[str, str]:
-        """Write each (name, solution) once and link them into ``out_path``; returns {name: reason} for the
-        kernels that failed to be written (left out; nothing is written when every one failed)."""
+    def compile_kernel(self, solution, arch: Arch, name: str, timing: dict | None = None) -> CacheEntry:
+        """Write kernel ``name`` and assemble it and the helper kernels it needs (``parts``), or give the
+        reason it cannot be written (``error``); adds seconds spent per step to ``timing``."""
+
+    def link_parts(self, parts: list[KernelPart], arch: Arch, out_path: Path) -> None:
+        """Link kernel parts (a helper named twice once) into one code object at ``out_path``."""
 
 
 @dataclass
@@ -45,8 +64,24 @@ class SupportEntry:
     logic_file: Path | None = None
     logic_index: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "architecture": self.architecture, "built": self.built, "reason": self.reason}
+    def to_json(self, logic_dir: Path | None = None) -> dict[str, Any]:
+        """``file`` is relative to ``logic_dir`` when given (and under it)."""
+        file = self.logic_file
+        if file is not None and logic_dir is not None and file.is_relative_to(logic_dir):
+            file = file.relative_to(logic_dir)
+        return {"name": self.name, "architecture": self.architecture,
+                "file": None if file is None else str(file),
+                "index": self.logic_index, "built": self.built, "reason": self.reason}
+
+
+@dataclass
+class BuildStats:
+    kernels: int = 0        # distinct kernels the build needs
+    duplicates: int = 0     # solutions that named a kernel already counted
+    cached: int = 0         # found in the cache: neither written nor assembled
+    compiled: int = 0       # written and assembled by this build
+    jobs: int = 1
+    cpu: dict[str, float] = field(default_factory=dict)   # seconds summed over workers: generate, assemble
 
 
 @dataclass
@@ -58,6 +93,8 @@ class CreateReport:
     code_objects: list[Path] = field(default_factory=list)
     library_path: Path | None = None
     support_path: Path | None = None
+    timing: dict[str, float] = field(default_factory=dict)   # wall seconds per stage
+    stats: BuildStats = field(default_factory=BuildStats)
 
     @property
     def built(self) -> list[SupportEntry]:
@@ -76,6 +113,18 @@ class CreateReport:
         lines.append(f"{len(self.built)} built, {len(self.not_built)} not built")
         return "\n".join(lines)
 
+    def timing_table(self) -> str:
+        s = self.stats
+        lines = [f"{stage:<8} {seconds:8.3f} s" for stage, seconds in self.timing.items()]
+        lines.append(f"{'total':<8} {sum(self.timing.values()):8.3f} s")
+        lines.append(f"kernels: {s.kernels} distinct ({s.duplicates} duplicate solutions), {s.compiled} written "
+                     f"and assembled, {s.cached} from the cache; jobs {s.jobs}")
+        if s.cpu:
+            lines.append("worker CPU: " + ", ".join(f"{k} {v:.3f} s" for k, v in s.cpu.items())
+                         + (f" ({1e3 * s.cpu.get('generate', 0.0) / s.compiled:.1f} ms generation per kernel)"
+                            if s.compiled else ""))
+        return "\n".join(lines)
+
 
 @dataclass
 class _Item:
@@ -85,6 +134,7 @@ class _Item:
     solution: Any  # Solution or None
     reason: str | None
     name: str = ""
+    key: str = ""
 
 
 def parse_architectures(arch: str | Sequence[str]) -> list[str]:
@@ -125,66 +175,230 @@ def _collect(logic_dir: Path, archs: list[str]) -> tuple[list[_Item], list[Path]
     return items, files
 
 
-def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Sequence[str],
-                   build: KernelBuilder | None = None, library_format: str = "yaml",
-                   merge_files: bool = True) -> CreateReport:
-    """Build code objects and the master library for ``arch`` (one gfx name or several, ``;``-separated)."""
-    logic_dir, out_dir = Path(logic_dir), Path(out_dir)
-    if library_format not in ("yaml", "msgpack"):
-        raise UserError(f"library format {library_format!r} is not known; use yaml or msgpack")
-    archs = parse_architectures(arch)
-    arch_objs = {a: load_arch(a) for a in archs}
-    items, files = _collect(logic_dir, archs)
-    builder = build if build is not None else _default_builder()
+@contextmanager
+def _stage(timing: dict[str, float], name: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timing[name] = timing.get(name, 0.0) + time.perf_counter() - t0
 
-    parsed = [it for it in items if it.solution is not None]
-    for it, name in zip(parsed, min_names([it.solution for it in parsed], kernel=True)):
-        it.name = name
-    for it in items:
-        if it.solution is None:
-            it.name = it.logic.entries[it.index].stored_name or f"{it.logic.path.name}#{it.index}"
-        elif it.solution.rejection is not None:
-            it.reason = f"invalid solution: {it.solution.rejection}"
-        else:
-            it.reason = builder.supports(it.solution, arch_objs[it.arch])
 
-    lib_dir = out_dir / "library"
-    lib_dir.mkdir(parents=True, exist_ok=True)
+class _Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, total: int, what: str, enabled: bool | None = None):
+        self.total, self.what, self.done, self.last = total, what, 0, 0.0
+        self.enabled = (sys.stderr.isatty() if enabled is None else enabled) and total > 0
+
+    def step(self) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if self.enabled and (now - self.last > 0.1 or self.done == self.total):
+            self.last = now
+            width = 30
+            filled = width * self.done // self.total
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.what}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+# The work of one build, set in the parent before the worker processes fork (they read it, nothing is
+# sent to them but indices; they send back only the error, if any, and their timing).
+_WORK: list[tuple[KernelBuilder, KernelCache, Arch, str, Any, str]] = []
+
+
+def _compile_one(i: int) -> tuple[int, str | None, dict[str, float]]:
+    builder, cache, arch, name, solution, key = _WORK[i]
+    timing: dict[str, float] = {}
+    entry = cache.get(key)          # another build sharing the cache may have written it meanwhile
+    if entry is None:
+        entry = builder.compile_kernel(solution, arch, name, timing)
+        cache.put(key, entry)
+    return i, entry.error, timing
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def build_kernels(work: list[tuple[Arch, str, Any, str]], builder: KernelBuilder, cache: KernelCache,
+                  jobs: int, progress: bool | None = None) -> tuple[dict[str, str | None], BuildStats]:
+    """Build stage: every distinct kernel (arch, name, solution, key) into the cache, written and assembled
+    once, in ``jobs`` processes. Returns {key: None when built, else the reason it could not be written}."""
+    stats = BuildStats(jobs=jobs)
+    results: dict[str, str | None] = {}
+    todo: list[int] = []
+    global _WORK
+    _WORK = [(builder, cache, arch, name, sol, key) for arch, name, sol, key in work]
+    try:
+        for i, (_, _, _, _, _, key) in enumerate(_WORK):
+            entry = cache.get(key)
+            if entry is None:
+                todo.append(i)
+            else:
+                results[key] = entry.error
+        stats.kernels, stats.cached, stats.compiled = len(_WORK), len(_WORK) - len(todo), len(todo)
+        bar = _Progress(len(todo), "kernels written and assembled", progress)
+        try:
+            def collect(done) -> None:
+                for i, error, timing in done:
+                    results[_WORK[i][5]] = error
+                    for k, v in timing.items():
+                        stats.cpu[k] = stats.cpu.get(k, 0.0) + v
+                    bar.step()
+
+            workers = min(jobs, len(todo))
+            if workers <= 1:
+                collect(map(_compile_one, todo))
+            else:
+                # Costliest first (larger tiles write longer kernels) so the last ones do not run alone.
+                todo.sort(key=lambda i: -_cost(_WORK[i][4]))
+                ctx = multiprocessing.get_context("fork")
+                with ctx.Pool(workers) as pool:
+                    collect(pool.imap_unordered(_compile_one, todo))
+        finally:
+            bar.close()
+    finally:
+        _WORK = []
+    return results, stats
+
+
+def _cost(solution) -> int:
+    d = getattr(solution, "derived", None)
+    tile = getattr(d, "macro_tile0", 1) * getattr(d, "macro_tile1", 1) if d is not None else 1
+    return tile * getattr(d, "depth_u", 1) if d is not None else 1
+
+
+@dataclass
+class BuiltKernel:
+    name: str
+    key: str        # its entry in the kernel cache
+
+
+def write_code_objects(built: dict[str, list[BuiltKernel]], lib_dir: Path, builder: KernelBuilder,
+                       cache: KernelCache, arch_objs: dict[str, Arch], merge_files: bool) -> list[tuple[Path, Path]]:
+    """Output stage for code objects: link each architecture's built kernels (from the cache) into one code
+    object, or one per kernel without ``merge_files``, under temporary names. Returns (temporary, final)
+    pairs for the caller to publish once every other output is ready (it removes them on failure)."""
     staged: list[tuple[Path, Path]] = []
     try:
-        for a in archs:
-            kernels = {it.name: it.solution for it in items if it.arch == a and it.reason is None}
+        for a, kernels in built.items():
             if not kernels:
                 continue
-            groups = [list(kernels.items())] if merge_files else [[kv] for kv in kernels.items()]
+            groups = [kernels] if merge_files else [[k] for k in kernels]
             for group in groups:
-                final = lib_dir / (f"TensileLibrary_{a}.co" if merge_files else f"{group[0][0]}_{a}.co")
+                final = lib_dir / (f"TensileLibrary_{a}.co" if merge_files else f"{group[0].name}_{a}.co")
+                parts: list[KernelPart] = []
+                for k in group:
+                    entry = cache.get(k.key)
+                    if entry is None:
+                        raise UserError(f"the kernel cache entry of {k.name} ({cache.path(k.key)}) vanished "
+                                        f"during the build; run again")
+                    parts += entry.parts
                 fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=lib_dir)
                 os.close(fd)
                 staged.append((Path(tmp), final))
-                failed = builder.build_code_object(group, arch_objs[a], Path(tmp))
-                for it in items:
-                    if it.arch == a and it.name in failed:
-                        it.reason = failed[it.name]
-                if len(failed) == len(group):
-                    staged.pop()[0].unlink(missing_ok=True)
-        for tmp, final in staged:
-            publish(tmp, final)
+                builder.link_parts(parts, arch_objs[a], Path(tmp))
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    return staged
+
+
+def _remove_stale_temporaries(out_dir: Path) -> None:
+    """Temporary outputs a killed build left behind (``.<name>.<random>.tmp``; two builds into one folder
+    at once are not supported)."""
+    for p in [*(out_dir / "library").glob(".*.tmp"), *out_dir.glob(".support.json.*.tmp")]:
+        p.unlink(missing_ok=True)
+
+
+def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Sequence[str],
+                   build: KernelBuilder | None = None, library_format: str = "yaml",
+                   merge_files: bool = True, jobs: int | None = None, cache_dir: str | Path | None = None,
+                   use_cache: bool = True, progress: bool | None = None) -> CreateReport:
+    """Build code objects and the master library for ``arch`` (one gfx name or several, ``;``-separated).
+
+    ``jobs``: worker processes (default: the cores this process may use). ``cache_dir``: the kernel cache
+    (default ``$XDG_CACHE_HOME/tensile-asm``); ``use_cache=False`` builds in a temporary cache removed at
+    the end. ``progress``: draw a progress bar on stderr (default: when stderr is a terminal)."""
+    logic_dir, out_dir = Path(logic_dir), Path(out_dir)
+    if library_format not in ("yaml", "msgpack"):
+        raise UserError(f"library format {library_format!r} is not known; use yaml or msgpack")
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs < 1:
+        raise UserError(f"--jobs {jobs}: the number of worker processes must be at least 1")
+    timing: dict[str, float] = {}
+    with _stage(timing, "read"):
+        archs = parse_architectures(arch)
+        arch_objs = {a: load_arch(a) for a in archs}
+        items, files = _collect(logic_dir, archs)
+    builder = build if build is not None else _default_builder()
+
+    with _stage(timing, "assess"):
+        parsed = [it for it in items if it.solution is not None]
+        for it, name in zip(parsed, min_names([it.solution for it in parsed], kernel=True)):
+            it.name = name
+        for it in items:
+            if it.solution is None:
+                it.name = it.logic.entries[it.index].stored_name or f"{it.logic.path.name}#{it.index}"
+            elif it.solution.rejection is not None:
+                it.reason = f"invalid solution: {it.solution.rejection}"
+            else:
+                it.reason = builder.supports(it.solution, arch_objs[it.arch])
+        version = builder.version()
+        work: dict[str, tuple[Arch, str, Any, str]] = {}
+        wanted = [it for it in items if it.reason is None]
+        for it in wanted:
+            it.key = kernel_key(version, it.arch, it.name, it.solution)
+            work.setdefault(it.key, (arch_objs[it.arch], it.name, it.solution, it.key))
+
+    with tempfile.TemporaryDirectory(prefix="tensile-asm-cache-") as scratch:
+        cache = KernelCache(Path(cache_dir) if cache_dir is not None else default_cache_dir()) if use_cache \
+            else KernelCache(scratch)
+        with _stage(timing, "build"):
+            results, stats = build_kernels(list(work.values()), builder, cache, jobs, progress)
+            stats.duplicates = len(wanted) - len(work)
+        for it in wanted:
+            it.reason = results[it.key]
+
+        lib_dir = out_dir / "library"
+        with _stage(timing, "link"):
+            lib_dir.mkdir(parents=True, exist_ok=True)
+            _remove_stale_temporaries(out_dir)
+            built: dict[str, dict[str, BuiltKernel]] = {a: {} for a in archs}
+            for it in items:
+                if it.reason is None:
+                    built[it.arch].setdefault(it.name, BuiltKernel(it.name, it.key))
+            staged = write_code_objects({a: list(ks.values()) for a, ks in built.items()}, lib_dir, builder, cache, arch_objs, merge_files)
+    try:
+        with _stage(timing, "library"):
+            parts: list[LibraryPart] = []
+            logic_files: list[LogicFile] = []
+            for it in items:
+                if not any(it.logic is lf for lf in logic_files):
+                    logic_files.append(it.logic)
+            for lf in logic_files:
+                chosen = [(it.index, it.solution, it.name) for it in items if it.logic is lf and it.reason is None]
+                if chosen:
+                    parts.append(LibraryPart(lf, chosen))
+            for tmp, final in staged:
+                publish(tmp, final)
+            library_path = write_master_library(build_master_library(parts), lib_dir, library_format)
+            entries = [SupportEntry(it.name, it.arch, it.reason is None, it.reason, it.logic.path, it.index)
+                       for it in items]
+            support_path = write_atomic(out_dir / "support.json",
+                                        json.dumps([e.to_json(logic_dir) for e in entries], indent=2) + "\n")
     finally:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
-
-    parts: list[LibraryPart] = []
-    logic_files: list[LogicFile] = []
-    for it in items:
-        if not any(it.logic is lf for lf in logic_files):
-            logic_files.append(it.logic)
-    for lf in logic_files:
-        chosen = [(it.index, it.solution, it.name) for it in items if it.logic is lf and it.reason is None]
-        if chosen:
-            parts.append(LibraryPart(lf, chosen))
-    library_path = write_master_library(build_master_library(parts), lib_dir, library_format)
-    entries = [SupportEntry(it.name, it.arch, it.reason is None, it.reason, it.logic.path, it.index) for it in items]
-    support_path = write_atomic(out_dir / "support.json",
-                                json.dumps([e.to_json() for e in entries], indent=2) + "\n")
-    return CreateReport(out_dir, archs, files, entries, [final for _, final in staged], library_path, support_path)
+    return CreateReport(out_dir, archs, files, entries, [final for _, final in staged], library_path,
+                        support_path, timing, stats)

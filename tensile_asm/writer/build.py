@@ -1,17 +1,21 @@
 """From solutions to code objects: which solutions this writer can build, and building them.
 
 ``supports`` answers with one readable reason per solution the writer cannot build yet (the
-features it implements grow issue by issue); ``build_code_object`` assembles every kernel and links
-them into one code object with a single metadata note.
+features it implements grow issue by issue); ``compile_kernel`` writes one kernel and assembles it and
+the helper kernels it needs into relocatable objects (create-library caches these by content);
+``link_parts`` links such parts into one code object with a single metadata note; ``build_code_object``
+does both for a list of solutions.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from tensile_asm import toolchain
 from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import Arch
+from tensile_asm.kernel_cache import CacheEntry, KernelPart
 from tensile_asm.writer import signature
 from tensile_asm.writer.context import Geometry
 from tensile_asm.writer.kernel import Kernel, write_kernel
@@ -140,26 +144,69 @@ def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
     return out
 
 
+def version() -> str:
+    """What decides the bytes this builder writes: the package source and isa tables, and the assembler
+    (part of every create-library cache key)."""
+    from tensile_asm.kernel_cache import source_hash
+    return f"writer:{source_hash()}:{toolchain.identity()}"
+
+
+def _parts(kernels: list[Kernel], arch: Arch, timing: dict | None = None, cache: bool = False) -> list[KernelPart]:
+    """Each kernel (and the helpers it needs) assembled without metadata, with its metadata beside it
+    (``cache``: through the toolchain's object cache, keyed by the assembly text)."""
+    parts = []
+    for k in with_helpers(kernels, arch):
+        t0 = time.perf_counter()
+        text = k.body_text()
+        t1 = time.perf_counter()
+        obj = toolchain.assemble(text, arch, f"{k.name}.s", cache=cache)
+        if timing is not None:
+            timing["generate"] = timing.get("generate", 0.0) + t1 - t0
+            timing["assemble"] = timing.get("assemble", 0.0) + time.perf_counter() - t1
+        parts.append(KernelPart(k.name, obj, k.metadata()))
+    return parts
+
+
+def compile_kernel(solution, arch: Arch, name: str, timing: dict | None = None) -> CacheEntry:
+    """Write the kernel of a supported solution and assemble it with its helper kernels. A kernel that
+    cannot be written (its registers do not fit) gives an entry with that reason and no parts; an
+    assembler failure raises (ToolchainError)."""
+    t0 = time.perf_counter()
+    try:
+        kernel = build_kernel(solution, arch, name)
+    except UserError as e:
+        return CacheEntry([], str(e))
+    finally:
+        if timing is not None:
+            timing["generate"] = timing.get("generate", 0.0) + time.perf_counter() - t0
+    return CacheEntry(_parts([kernel], arch, timing), None)
+
+
+def link_parts(parts: list[KernelPart], arch: Arch, out_path: Path) -> None:
+    """Link kernel parts (a helper kernel named twice is linked once) with one metadata-only object into
+    one code object at ``out_path``."""
+    unique = list({p.name: p for p in parts}.values())
+    meta = signature.header(arch) + signature.metadata_block(arch, [p.metadata for p in unique])
+    objects = [p.object for p in unique] + [toolchain.assemble(meta, arch, "metadata.s")]
+    toolchain.link(objects, out_path, Path(out_path).name)
+
+
 def link_kernels(kernels: list[Kernel], arch: Arch, out_path: Path) -> None:
     """Assemble each kernel (and the helpers they need) without metadata, plus one metadata-only
     object, and link them into one code object."""
-    kernels = with_helpers(kernels, arch)
-    objects = [toolchain.assemble(k.body_text(), arch, f"{k.name}.s") for k in kernels]
-    meta = signature.header(arch) + signature.metadata_block(arch, [k.metadata() for k in kernels])
-    objects.append(toolchain.assemble(meta, arch, "metadata.s"))
-    toolchain.link(objects, out_path, out_path.name)
+    link_parts(_parts(kernels, arch, cache=True), arch, out_path)
 
 
 def build_code_object(kernels: list[tuple[str, object]], arch: Arch, out_path: Path) -> dict[str, str]:
     """Write each (name, solution) once and link the kernels written into one code object at ``out_path``
     (nothing is written there when none is). Returns {name: reason} for the kernels that could not be
     written (their registers do not fit), which the code object leaves out."""
-    built, failed = [], {}
+    parts, failed = [], {}
     for name, sol in kernels:
-        try:
-            built.append(build_kernel(sol, arch, name))
-        except UserError as e:
-            failed[name] = str(e)
-    if built:
-        link_kernels(built, arch, Path(out_path))
+        entry = compile_kernel(sol, arch, name)
+        if entry.error is not None:
+            failed[name] = entry.error
+        parts += entry.parts
+    if parts:
+        link_parts(parts, arch, Path(out_path))
     return failed

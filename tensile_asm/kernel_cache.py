@@ -1,0 +1,105 @@
+"""The content-addressed kernel cache of create-library: one file per built kernel, found by a hash of
+everything that decides its bytes.
+
+Key (``kernel_key``): the kernel's name, architecture, problem type, solution parameters and derived
+values, the builder's version (for the writer: a hash of this package's source and the ``isa/*.yaml``
+tables, so any change to the code generation misses) and the toolchain's identity (the assembler's path,
+size and modification time). An entry (``<cache>/kernels/<key[:2]>/<key>.kernel``, msgpack) holds either
+the kernel's parts -- the kernel and the helper kernels it needs, each as (symbol name, relocatable ELF
+object, code-object metadata) -- or the reason it could not be written (so a warm rebuild does not try
+again). Entries are written under a temporary name and renamed into place (``os.replace`` is atomic on
+POSIX): a reader sees a whole entry or none, a build killed at any moment leaves at most a stray
+temporary file (never read), and two builds sharing the cache write the same bytes under the same name.
+An entry that does not decode (a damaged disk, a foreign file) is a miss and is rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+ENTRY_FORMAT = 1
+PACKAGE_DIR = Path(__file__).resolve().parent
+ISA_DIR = PACKAGE_DIR.parent / "isa"
+
+
+@dataclass(frozen=True)
+class KernelPart:
+    """One kernel symbol of a code object: its relocatable object (no metadata note) and its metadata."""
+
+    name: str
+    object: bytes
+    metadata: dict
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    parts: list[KernelPart]
+    error: str | None    # the reason the kernel could not be written (then ``parts`` is empty)
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tensile-asm"
+
+
+@lru_cache(maxsize=None)
+def source_hash() -> str:
+    """A hash of the package's Python source and the architecture tables: the generated code's version."""
+    h = hashlib.sha256()
+    paths = sorted(PACKAGE_DIR.rglob("*.py")) + sorted(ISA_DIR.glob("*.yaml"))
+    for p in paths:
+        h.update(str(p.relative_to(PACKAGE_DIR.parent)).encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def kernel_key(builder_version: str, arch: str, name: str, solution: Any) -> str:
+    """The cache key of kernel ``name`` for ``arch`` written from ``solution`` by a builder of that version."""
+    params = sorted((k, repr(v)) for k, v in solution.params.items())
+    text = "\0".join((f"entry{ENTRY_FORMAT}", builder_version, arch, name, repr(solution.problem_type),
+                      repr(solution.derived), repr(params)))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class KernelCache:
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.dir = self.root / "kernels"
+
+    def path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}.kernel"
+
+    def has(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+    def get(self, key: str) -> CacheEntry | None:
+        try:
+            data = msgpack.unpackb(self.path(key).read_bytes(), raw=False)
+            if data["format"] != ENTRY_FORMAT or data["key"] != key:
+                return None
+            parts = [KernelPart(n, o, m) for n, o, m in data["parts"]]
+            return CacheEntry(parts, data["error"])
+        except (OSError, ValueError, KeyError, TypeError, msgpack.UnpackException):
+            return None
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        data = msgpack.packb({"format": ENTRY_FORMAT, "key": key, "error": entry.error,
+                              "parts": [[p.name, p.object, p.metadata] for p in entry.parts]}, use_bin_type=True)
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
