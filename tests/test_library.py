@@ -201,7 +201,7 @@ def test_ties_go_to_the_faster_entry_and_predicates_filter():
 def test_unknown_predicate_type_is_a_user_error():
     table = [{"key": [10, 10, 10], "index": 0, "speed": 1.0}]
     lib = _tiny_library(table, {0: {"type": "MoonPhaseEqual", "value": 3}})
-    with pytest.raises(UserError, match="problem predicate type 'MoonPhaseEqual' is not supported"):
+    with pytest.raises(UserError, match="problem predicate type 'MoonPhaseEqual' is not one Tensile"):
         lib.select(Problem.make(pt(), 12, 10, 10))
 
 

@@ -1,108 +1,30 @@
-"""Load a master library and pick the solution for a problem, as Tensile's host library does (§6.6).
+"""Load a master library and pick the solution for a problem, as Tensile 4.44's host library does.
 
 ``Library.load(path)`` reads ``TensileLibrary.yaml`` or ``.dat`` (a create-library output directory, its
-``library/`` folder, or the file itself; ``.gz`` allowed). ``select(problem, arch)`` walks the tree: hardware
-rows for the architecture, the problem's operation identifier, the type/feature rows (falling through to the
-next row when a subtree finds nothing), then the exact size if a table has it, else the nearest entry by
-squared Euclidean distance over the table's properties (M, N, K) among entries whose solution's predicates
-hold, ties broken by higher speed. ``None`` when nothing matches.
+``library/`` folder, or the file itself; ``.gz`` allowed). ``select(problem, arch)`` walks the tree the way
+``MasterSolutionLibrary::findBestSolution`` does: ``Hardware`` and ``Problem`` nodes try their rows in order
+and fall through to the next row when a subtree finds nothing; ``ProblemMap`` maps the problem's operation
+identifier; ``Matching`` tables search by their distance (``tensile_asm.library.matching``);
+``DecisionTree`` forests predict per tree (``tensile_asm.library.dtree``); ``Single`` returns its solution
+if the solution's hardware, problem and task predicates hold (``tensile_asm.library.predicates``);
+``Placeholder`` loads the lazily loaded file it names. ``None`` when nothing matches.
+``problem`` is a GEMM ``Problem`` or a ``ContractionView`` (any contraction).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tensile_asm.errors import UserError
+from tensile_asm.library import dtree, matching
 from tensile_asm.library.fileio import load_msgpack, load_yaml
+from tensile_asm.library.predicates import Hardware, hardware_holds, problem_holds, processor_name
+from tensile_asm.library.problem_view import PERFORMANCE_METRICS, ContractionView
 from tensile_asm.problem import Problem
 
-_TWO_POW_32 = 1 << 32
-
-
-def _size_by_index(pr: Problem, index: int) -> int:
-    pt = pr.problem_type
-    return pr.size(pt.indices_summation[index] if index < 0 else index)
-
-
-def _stride(tensor: str) -> Callable[[dict, Problem], bool]:
-    def check(pred: dict, pr: Problem) -> bool:
-        strides = pr.strides(tensor)
-        pos = pred["index"]
-        return pos < len(strides) and strides[pos] == pred["value"]
-    return check
-
-
-def _buffer_load(pred: dict, pr: Problem) -> bool:
-    v, bpe = pred["value"], pr.problem_type.data_type.bytes
-    return ((pr.strides("A")[1] * v["DUorMT0"] + v["ShiftPtrElemA"]) * bpe < _TWO_POW_32 and
-            (pr.strides("B")[1] * v["DUorMT1"] + v["ShiftPtrElemB"]) * bpe < _TWO_POW_32)
-
-
-def _min_k(pred: dict, pr: Problem) -> bool:
-    v = pred["value"]
-    need = v[0] * v[1] if isinstance(v, list) else v
-    return pr.k >= need
-
-
-def _arithmetic_intensity(pr: Problem) -> float:
-    pt = pr.problem_type
-    flops = 2.0 * pr.m * pr.n * pr.k * pr.batch
-    elems = (pr.m * pr.k + pr.k * pr.n) * pt.data_type.bytes + 2 * pr.m * pr.n * pt.dest_type.bytes
-    return flops / (elems * pr.batch)
-
-
-_PROBLEM: dict[str, Callable[[dict, Problem], bool]] = {
-    "Free0SizeMultiple": lambda p, pr: pr.m % p["value"] == 0,
-    "Free1SizeMultiple": lambda p, pr: pr.n % p["value"] == 0,
-    "BoundSizeMultiple": lambda p, pr: pr.k % p["value"] == 0,
-    "BatchSizeMultiple": lambda p, pr: pr.batch % p["value"] == 0,
-    "BatchSizeEqual": lambda p, pr: pr.batch == p["value"],
-    "SizeEqual": lambda p, pr: _size_by_index(pr, p["index"]) == p["value"],
-    "SizeGreaterThan": lambda p, pr: _size_by_index(pr, p["index"]) > p["value"],
-    "SizeLessThan": lambda p, pr: _size_by_index(pr, p["index"]) < p["value"],
-    "SizeMultiple": lambda p, pr: _size_by_index(pr, p["index"]) % p["value"] == 0,
-    "SizeInRange": lambda p, pr: p["value"]["min"] <= _size_by_index(pr, p["index"]) <= p["value"]["max"],
-    "MaxProblemSizeGreaterThan": lambda p, pr: max(pr.m, pr.n, pr.k) > p["value"],
-    "ProblemSizeEqual": lambda p, pr: [pr.m, pr.n, pr.batch, pr.k] == list(p["value"]),
-    "LeadingFree0SizesGreaterOrEqual": lambda p, pr: pr.m >= p["value"],
-    "LeadingFree1SizesGreaterOrEqual": lambda p, pr: pr.n >= p["value"],
-    "StrideAEqual": _stride("A"), "StrideBEqual": _stride("B"),
-    "StrideCEqual": _stride("C"), "StrideDEqual": _stride("D"),
-    "LDCEqualsLDD": lambda p, pr: pr.ldc == pr.ldd,
-    "CDStridesEqual": lambda p, pr: pr.strides("C") == pr.strides("D"),
-    "CEqualsD": lambda p, pr: pr.c_equals_d,
-    "BetaZero": lambda p, pr: pr.beta == 0,
-    "BetaOne": lambda p, pr: pr.beta == 1,
-    "AlphaValue": lambda p, pr: pr.alpha is not None and pr.alpha == float(p["value"]),
-    "BetaValue": lambda p, pr: pr.beta is not None and pr.beta == float(p["value"]),
-    "AIGreaterThanEqual": lambda p, pr: _arithmetic_intensity(pr) >= p["value"],
-    "AILessThanEqual": lambda p, pr: _arithmetic_intensity(pr) <= p["value"],
-    "HighPrecisionAccumulate": lambda p, pr: pr.problem_type.high_precision_accumulate == p["value"],
-    "TypesEqual": lambda p, pr: list(p["value"]) == [pr.problem_type.data_type.enum] * 2
-    + [pr.problem_type.dest_type.enum] * 2,
-    "OperationIdentifierEqual": lambda p, pr: pr.problem_type.operation_identifier == p["value"],
-    "StridedBatched": lambda p, pr: pr.problem_type.strided_batched == p["value"],
-    "F32XdlMathOp": lambda p, pr: p["value"] == (pr.problem_type.f32_xdl_math_op.enum
-                                                 if pr.problem_type.f32_xdl_math_op else "Float"),
-    "StochasticRounding": lambda p, pr: pr.problem_type.stochastic_rounding == p["value"],
-    "Fp16AltImpl": lambda p, pr: pr.problem_type.fp16_alt_impl,
-    "Fp16AltImplRound": lambda p, pr: pr.problem_type.fp16_alt_impl_round,
-    "BufferLoadOffsetLimitCheck": _buffer_load,
-    "BufferLoadOffsetLimitCheck_Beta": lambda p, pr: pr.beta == 0 or (
-        pr.strides("C")[1] * p["value"] * pr.problem_type.dest_type.bytes < _TWO_POW_32),
-    "BufferStoreOffsetLimitCheck": lambda p, pr: (
-        pr.strides("D")[1] * p["value"] * pr.problem_type.dest_type.bytes < _TWO_POW_32),
-    "GlobalSplitUCheckMinK": _min_k,
-    # Requests this reader's callers cannot make yet: any kernel language, unit, determinism is fine.
-    "KernelLanguageCompatible": lambda p, pr: True,
-    "ArithmeticUnitCompatible": lambda p, pr: True,
-    "DeterministicMode": lambda p, pr: True,
-    "PersistentKernelCheck": lambda p, pr: True,
-    "WorkspaceCheck": lambda p, pr: True,
-    "EqualityMatching": lambda p, pr: True,
-}
-_PERF_METRICS = ("CUEfficiency", "ExperimentalGrid", "ExperimentalDTree")
+_PROPERTIES = {"FreeSizeA": ContractionView.free_size_a, "FreeSizeB": ContractionView.free_size_b,
+               "BatchSize": ContractionView.batch_size, "BoundSize": ContractionView.bound_size}
 
 
 class Library:
@@ -115,6 +37,7 @@ class Library:
         self.data = data
         self.tree = data["library"]
         self.solutions = {s["index"]: s for s in data["solutions"]}
+        self._sorted: dict[int, list[dict[str, Any]]] = {}  # Matching tables as the loader sorts them
 
     @classmethod
     def load(cls, path: str | Path) -> "Library":
@@ -152,115 +75,107 @@ class Library:
         raise UserError(f"{folder}: none of its {len(candidates)} code objects (.co) holds kernel {name}; "
                         f"rebuild the library with tensile-create-library")
 
-    def select(self, problem: Problem, arch: str = "gfx90a", cu_count: int | None = None,
+    def select(self, problem: Problem | ContractionView, arch: str = "gfx90a", cu_count: int | None = None,
                is_apu: int | None = None, perf_metric: str = "DeviceEfficiency") -> dict[str, Any] | None:
-        """The chosen solution entry (a dict with ``name``, ``index``, ...) or ``None``."""
-        self._hw = {"arch": arch, "cu_count": cu_count, "is_apu": is_apu}
-        self._metric = perf_metric
-        return self._node(self.tree, problem)
+        """The chosen solution entry (a dict with ``name``, ``index``, ...) or ``None``. ``cu_count`` and
+        ``is_apu`` default to Tensile's AMDGPU defaults (0); ``perf_metric`` is the problem's
+        performance metric (DeviceEfficiency, CUEfficiency, Auto, ExperimentalGrid, ExperimentalDTree)."""
+        if perf_metric not in PERFORMANCE_METRICS:
+            raise UserError(f"performance metric {perf_metric!r} is not one Tensile knows; use one of "
+                            f"{', '.join(PERFORMANCE_METRICS)}")
+        if isinstance(problem, Problem):
+            view = ContractionView.from_problem(problem, performance_metric=perf_metric)
+        elif perf_metric != "DeviceEfficiency" and problem.performance_metric == "DeviceEfficiency":
+            view = _with_metric(problem, perf_metric)
+        else:
+            view = problem
+        hw = Hardware(processor_name(arch), cu_count or 0, is_apu or 0)
+        return self._node(self.tree, view, hw)
 
     # ---- predicates
-    def _problem_pred(self, pred: dict, pr: Problem) -> bool:
-        t = pred["type"]
-        if t in ("TruePred", "FalsePred"):
-            return t == "TruePred"
-        if t in ("And", "Or"):
-            results = (self._problem_pred(p, pr) for p in pred["value"])
-            return all(results) if t == "And" else any(results)
-        if t == "Not":
-            return not self._problem_pred(pred["value"], pr)
-        if t in _PERF_METRICS:
-            return self._metric == t
-        fn = _PROBLEM.get(t)
-        if fn is None:
-            raise UserError(f"{self.path}: problem predicate type {t!r} is not supported by this reader")
-        return fn(pred, pr)
-
-    def _hw_pred(self, pred: dict) -> bool:
-        t, hw = pred["type"], self._hw
-        if t in ("TruePred", "FalsePred"):
-            return t == "TruePred"
-        if t in ("And", "Or"):
-            results = (self._hw_pred(p) for p in pred["value"])
-            return all(results) if t == "And" else any(results)
-        if t == "Not":
-            return not self._hw_pred(pred["value"])
-        if t == "AMDGPU":
-            return self._hw_pred(pred["value"])
-        if t == "Processor":
-            return pred["value"] == hw["arch"]
-        if t == "CUCount":
-            return hw["cu_count"] is not None and pred["value"] == hw["cu_count"]
-        if t == "IsAPU":
-            return (hw["is_apu"] or 0) == pred["value"]
-        raise UserError(f"{self.path}: hardware predicate type {t!r} is not supported by this reader")
-
-    def _solution_ok(self, index: int, pr: Problem) -> bool:
+    def _solution_ok(self, index: int, v: ContractionView, hw: Hardware) -> bool:
         sol = self.solutions.get(index)
         if sol is None:
             return False
-        return self._hw_pred(sol.get("hardwarePredicate", {"type": "TruePred"})) and \
-            self._problem_pred(sol.get("problemPredicate", {"type": "TruePred"}), pr)
+        where = f"{self.path or 'library'}: solution {index}"
+        true = {"type": "TruePred"}
+        return (problem_holds(sol.get("taskPredicate", true), v, where)
+                and problem_holds(sol.get("problemPredicate", true), v, where)
+                and hardware_holds(sol.get("hardwarePredicate", true), hw, where))
+
+    def _single(self, index: int, v: ContractionView, hw: Hardware) -> dict[str, Any] | None:
+        if index is None or index < 0:
+            return None
+        if index not in self.solutions:
+            raise UserError(f"{self.path or 'library'}: the tree names solution {index}, which the library "
+                            f"does not list")
+        return self.solutions[index] if self._solution_ok(index, v, hw) else None
 
     # ---- tree
-    def _node(self, node: dict, pr: Problem) -> dict[str, Any] | None:
-        t = node["type"]
+    def _node(self, node: dict, v: ContractionView, hw: Hardware) -> dict[str, Any] | None:
+        t = node.get("type") if isinstance(node, dict) else None
+        where = str(self.path or "library")
         if t == "Hardware":
             for row in node["rows"]:
-                if self._hw_pred(row["predicate"]):
-                    found = self._node(row["library"], pr)
+                if hardware_holds(row["predicate"], hw, where):
+                    found = self._node(row["library"], v, hw)
                     if found is not None:
                         return found
             return None
         if t == "ProblemMap":
             prop = node.get("property", {}).get("type")
             if prop != "OperationIdentifier":
-                raise UserError(f"{self.path}: ProblemMap on {prop!r} is not supported by this reader")
-            child = node["map"].get(pr.problem_type.operation_identifier)
-            return None if child is None else self._node(child, pr)
+                raise UserError(f"{where}: ProblemMap on {prop!r} is not one Tensile 4.44 writes "
+                                f"(it maps OperationIdentifier)")
+            child = node["map"].get(v.operation_identifier)
+            return None if child is None else self._node(child, v, hw)
         if t == "Problem":
             for row in node["rows"]:
-                if self._problem_pred(row["predicate"], pr):
-                    found = self._node(row["library"], pr)
+                if problem_holds(row["predicate"], v, where):
+                    found = self._node(row["library"], v, hw)
                     if found is not None:
                         return found
             return None
         if t == "Single":
-            idx = node["index"]
-            return self.solutions[idx] if idx >= 0 and self._solution_ok(idx, pr) else None
+            return self._single(node["index"], v, hw)
         if t == "Matching":
-            return self._matching(node, pr)
+            return self._matching(node, v, hw)
+        if t == "DecisionTree":
+            return dtree.best_solution(node, v, lambda value: self._node(value, v, hw), where)
         if t == "Placeholder":
-            return self._placeholder(node, pr)
-        raise UserError(f"{self.path}: library node type {t!r} is not supported by this reader")
+            return self._placeholder(node, v, hw)
+        raise UserError(f"{where}: library node type {t!r} is not one Tensile 4.44 writes "
+                        f"(Hardware, ProblemMap, Problem, Single, Matching, DecisionTree, Placeholder)")
 
-    def _matching(self, node: dict, pr: Problem) -> dict[str, Any] | None:
-        values = {"FreeSizeA": pr.m, "FreeSizeB": pr.n, "BoundSize": pr.k, "BatchSize": pr.batch}
-        try:
-            key = [values[p["type"]] for p in node["properties"]]
-        except KeyError as e:
-            raise UserError(f"{self.path}: Matching property {e.args[0]!r} is not supported by this reader") from None
-        distance = node.get("distance", "Euclidean")
-        table = node["table"]
-        if distance == "Equality":
-            ranked = [e for e in table if list(e["key"]) == key]
-        elif distance in ("Euclidean", "Manhattan"):
-            power = 2 if distance == "Euclidean" else 1
-            ranked = sorted(table, key=lambda e: (sum(abs(a - b) ** power for a, b in zip(e["key"], key)),
-                                                  -e.get("speed", 0.0)))
-        else:
-            raise UserError(f"{self.path}: Matching distance {distance!r} is not supported by this reader")
-        for entry in ranked:
-            if self._solution_ok(entry["index"], pr):
-                return self.solutions[entry["index"]]
-        return None
+    def _matching(self, node: dict, v: ContractionView, hw: Hardware) -> dict[str, Any] | None:
+        key = []
+        for prop in node["properties"]:
+            fn = _PROPERTIES.get(prop.get("type"))
+            if fn is None:
+                raise UserError(f"{self.path}: Matching property {prop.get('type')!r} is not supported by this "
+                                f"reader (FreeSizeA, FreeSizeB, BatchSize, BoundSize are)")
+            key.append(fn(v, prop.get("index", 0)))
+        table = self._sorted.get(id(node))
+        if table is None:
+            table = self._sorted[id(node)] = matching.sort_table(node["table"])
 
-    def _placeholder(self, node: dict, pr: Problem) -> dict[str, Any] | None:
+        def transform(entry: dict) -> dict[str, Any] | None:
+            if entry.get("index", -1) != -1:
+                return self._single(entry["index"], v, hw)
+            return self._node(entry["value"], v, hw)
+        return matching.best_match(table, key, node.get("distance", "Euclidean"), transform)
+
+    def _placeholder(self, node: dict, v: ContractionView, hw: Hardware) -> dict[str, Any] | None:
         base = self.path.parent if self.path else Path(".")
         for suffix in (".yaml", ".dat"):
             child_path = base / (node["value"] + suffix)
             if child_path.is_file():
                 child = Library.load(child_path)
                 self.solutions.update(child.solutions)
-                return self._node(child.tree, pr)
+                return self._node(child.tree, v, hw)
         raise UserError(f"{self.path}: Placeholder {node['value']!r} names no .yaml or .dat file in {base}")
+
+
+def _with_metric(view: ContractionView, metric: str) -> ContractionView:
+    from dataclasses import replace
+    return replace(view, performance_metric=metric)
