@@ -37,6 +37,7 @@ from tensile_asm.kernel_cache import CacheEntry, KernelCache, KernelPart, defaul
 from tensile_asm.library.fileio import publish, write_atomic
 from tensile_asm.library.logic import LogicFile, find_logic_files, read_logic_file, schedule_alias
 from tensile_asm.library.master import LibraryPart, build_master_library, write_master_library
+from tensile_asm.library.predicates import processor_name
 from tensile_asm.solution.naming import min_names
 
 
@@ -165,10 +166,8 @@ def _collect(logic_dir: Path, archs: list[str]) -> tuple[list[_Item], list[Path]
             lf = read_logic_file(path)
             files.append(path)
             file_reason = None
-            if lf.architecture not in (arch, "fallback"):
+            if lf.architecture != "fallback" and processor_name(lf.architecture) != processor_name(arch):
                 file_reason = f"{path.name} declares architecture {lf.architecture}, not {arch}"
-            elif lf.library_type != "Matching":
-                file_reason = f"{path.name}: LibraryType {lf.library_type} is not supported yet"
             for e in lf.entries:
                 reason = file_reason or e.error
                 items.append(_Item(arch, lf, e.index, None if reason else e.solution, reason))

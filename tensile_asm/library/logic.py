@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from tensile_asm.errors import UserError
 from tensile_asm.library.fileio import dump_yaml, load_yaml, write_atomic
+from tensile_asm.library.logic_kinds import ExactRow, Selection, selection_from_dict, selection_from_list
 from tensile_asm.problem import ProblemType
 from tensile_asm.solution.derive import isa_from_arch
 from tensile_asm.solution.naming import min_names
@@ -46,13 +47,6 @@ class LogicEntry:
 
 
 @dataclass
-class ExactRow:
-    sizes: tuple[int, ...]
-    solution_index: int
-    perf: float
-
-
-@dataclass
 class LogicFile:
     path: Path
     version: str
@@ -74,6 +68,7 @@ class LogicFile:
     library_type: str = "Matching"
     tile_selection: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    selection: Selection | None = None  # the library kind and its data (library/logic_kinds.py)
 
     @property
     def solutions(self) -> list[Solution]:
@@ -117,25 +112,6 @@ def _parse_solutions(raw_solutions: Any, pt: ProblemType | None, pt_error: str |
     return entries
 
 
-def _exact_rows(rows: Any, n_solutions: int, path: Path) -> list[ExactRow]:
-    if rows is None:
-        return []
-    if not isinstance(rows, list):
-        raise UserError(f"{path}: exact logic must be a list of [[sizes], [solution index, perf]] rows")
-    out = []
-    for r, row in enumerate(rows):
-        ok = (isinstance(row, list) and len(row) == 2 and isinstance(row[0], list) and len(row[0]) >= 3
-              and all(isinstance(x, int) for x in row[0]) and isinstance(row[1], list) and len(row[1]) >= 2
-              and isinstance(row[1][0], int) and isinstance(row[1][1], (int, float)))
-        if not ok:
-            raise UserError(f"{path}: exact logic row {r} {row!r} is not [[M, N, batch, K, ...], [index, perf]]")
-        if not 0 <= row[1][0] < n_solutions:
-            raise UserError(f"{path}: exact logic row {r} names solution {row[1][0]}, but the file has "
-                            f"{n_solutions} solutions")
-        out.append(ExactRow(tuple(row[0]), row[1][0], float(row[1][1])))
-    return out
-
-
 def read_logic_file(path: str | Path, data: Any = None) -> LogicFile:
     """Read a list- or dict-form logic file. Every solution is parsed with ``Solution.from_dict``.
     ``data``, if given, is the file's already-parsed YAML content (``path`` then only names it)."""
@@ -151,13 +127,14 @@ def read_logic_file(path: str | Path, data: Any = None) -> LogicFile:
     pt, pt_error = _problem_type(data[4], path)
     entries = _parse_solutions(data[5], pt, pt_error, arch, path)
     extra = list(data) + [None] * (14 - len(data))
+    sel = selection_from_list(data, len(entries), path)
     return LogicFile(
         path=path, version=str(version), schedule=str(data[1]), architecture=arch, cu_count=cu, is_apu=apu,
         device_names=list(data[3] or []), problem_type_raw=data[4], problem_type=pt, problem_type_error=pt_error,
-        entries=entries, index_order=list(data[6] or []), exact_logic=_exact_rows(data[7], len(entries), path),
+        entries=entries, index_order=sel.index_order, exact_logic=sel.rows,
         tile_selection=extra[9], perf_metric=extra[10] or "DeviceEfficiency",
-        fp16_alt_impl=extra[11] == "Fp16AltImpl", distance=extra[12] or "Euclidean",
-        fp16_alt_impl_round=extra[13] == "Fp16AltImplRound",
+        fp16_alt_impl=extra[11] == "Fp16AltImpl", distance=sel.distance,
+        fp16_alt_impl_round=extra[13] == "Fp16AltImplRound", selection=sel,
     )
 
 
@@ -175,20 +152,15 @@ def _read_dict_form(path: Path, data: dict[str, Any]) -> LogicFile:
     arch = data.get("ArchitectureName", "fallback")
     pt, pt_error = _problem_type(data["ProblemType"], path)
     entries = _parse_solutions(data["Solutions"], pt, pt_error, arch, path)
-    lib_type = data.get("LibraryType", "Matching")
-    library = data.get("Library") or {}
-    rows, order, distance = [], [], "Euclidean"
-    if lib_type == "Matching" and isinstance(library, dict):
-        rows = _exact_rows(library.get("table"), len(entries), path)
-        order, distance = list(library.get("indexOrder") or []), library.get("distance", "Euclidean")
+    sel = selection_from_dict(data, len(entries), path)
     return LogicFile(
         path=path, version=str(data.get("MinimumRequiredVersion", "")), schedule=str(data.get("ScheduleName", "")),
         architecture=arch, cu_count=data.get("CUCount"), is_apu=data.get("IsAPU"),
         device_names=list(data.get("DeviceNames") or []), problem_type_raw=data["ProblemType"], problem_type=pt,
-        problem_type_error=pt_error, entries=entries, index_order=order, exact_logic=rows,
+        problem_type_error=pt_error, entries=entries, index_order=sel.index_order, exact_logic=sel.rows,
         perf_metric=data.get("PerfMetric") or "DeviceEfficiency", fp16_alt_impl=bool(data.get("Fp16AltImpl")),
-        fp16_alt_impl_round=bool(data.get("Fp16AltImplRound")), distance=distance, library_type=lib_type,
-        extra={"Library": library} if lib_type != "Matching" else {},
+        fp16_alt_impl_round=bool(data.get("Fp16AltImplRound")), distance=sel.distance, library_type=sel.kind,
+        extra={"Library": data.get("Library")} if sel.kind != "Matching" else {}, selection=sel,
     )
 
 

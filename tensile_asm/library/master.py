@@ -1,10 +1,13 @@
 """The master solution library (TensileCreateLibrary's ``TensileLibrary.yaml``/``.dat``), §4.2/§4.3.
 
 ``build_master_library(parts)`` turns logic files (each with the subset of its solutions that were built,
-and their kernel names) into ``{"solutions": [...], "library": <tree>}``: a ``Hardware`` node whose rows hold
-a ``ProblemMap`` on the operation identifier, five nested ``Problem`` levels (perf metric, Fp16AltImpl,
-Fp16AltImplRound, types, Equality) and a ``Matching`` leaf over [FreeSizeA, FreeSizeB, BoundSize]. Several
-logic files merge: rows with equal predicates merge recursively, maps by key, tables concatenate.
+and their kernel names) into ``{"solutions": [...], "library": <tree>}`` as Tensile 4.44's
+MasterSolutionLibrary.FromOriginalState does: a ``Hardware`` node (processor, CU count, APU) whose rows hold
+a ``ProblemMap`` on the operation identifier, four ``Problem`` levels (perf metric, Fp16AltImpl,
+Fp16AltImplRound, problem types) and the selection level: a ``Problem`` row (``EqualityMatching`` or true)
+over a ``Matching`` table, or one row per region over a ``DecisionTree`` forest. Several logic files merge
+as Tensile merges them: rows with equal predicates merge recursively, maps by key, tables concatenate; rows
+are then sorted in Tensile's predicate order.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from typing import Any, Sequence
 
 import msgpack
 
+from tensile_asm.errors import UserError
 from tensile_asm.library.fileio import dump_yaml, write_atomic
 from tensile_asm.library.logic import LogicFile
-from tensile_asm.problem import ProblemType
+from tensile_asm.library.logic_kinds import Selection
+from tensile_asm.library.predicates import processor_name
+from tensile_asm.problem import ProblemType, data_type
 from tensile_asm.solution.solution import Solution
 
 TRUE = {"type": "TruePred"}
@@ -133,9 +139,11 @@ def solution_entry(sol: Solution, name: str, index: int, logic_index: int) -> di
 
 
 def hardware_predicate(lf: LogicFile) -> dict[str, Any]:
+    """Hardware.HardwarePredicate.FromHardware: the processor (Tensile's gfxArch/gfxName of the name),
+    and CUCount / IsAPU when the logic file's architecture gives them."""
     if lf.architecture == "fallback":
         return dict(TRUE)
-    proc = _pred("Processor", lf.architecture)
+    proc = _pred("Processor", processor_name(lf.architecture))
     if lf.cu_count is None and lf.is_apu is None:
         return _pred("AMDGPU", proc)
     parts = [proc] + ([_pred("CUCount", lf.cu_count)] if lf.cu_count is not None else [])
@@ -143,27 +151,62 @@ def hardware_predicate(lf: LogicFile) -> dict[str, Any]:
     return _pred("AMDGPU", {"type": "And", "value": parts})
 
 
+def _selection(lf: LogicFile) -> Selection:
+    if lf.selection is not None:
+        return lf.selection
+    return Selection(lf.library_type, lf.distance, list(lf.index_order), list(lf.exact_logic))
+
+
 def _matching(lf: LogicFile, remap: dict[int, int]) -> dict[str, Any]:
-    pt = lf.problem_type
-    equality = lf.distance == "Equality"
-    props = [{"type": "FreeSizeA", "index": 0}, {"type": "FreeSizeB", "index": 0}]
-    positions = [pt.index01_a, pt.index01_b]
-    if equality and pt.indices_batch:
-        props.append({"type": "BatchSize", "index": 0})
-        positions.append(pt.indices_batch[0])
-    props.append({"type": "BoundSize", "index": 0})
-    positions.append(pt.index_unroll)
-    table = [{"key": [row.sizes[i] for i in positions], "index": remap[row.solution_index], "speed": row.perf}
-             for row in lf.exact_logic if row.solution_index in remap]
+    """MatchingLibrary.FromOriginalState: index order value 2/3/1 (and 0 for Equality) become FreeSizeA/
+    FreeSizeB/BoundSize (BatchSize); a row's key takes its sizes at those positions of the index order."""
+    sel = _selection(lf)
+    order, distance = sel.index_order, sel.distance
+    props = {2: {"type": "FreeSizeA", "index": 0}, 3: {"type": "FreeSizeB", "index": 0},
+             1: {"type": "BoundSize", "index": 0}}
+    if distance == "Equality":
+        props[0] = {"type": "BatchSize", "index": 0}
+    properties = [props[i] for i in order if i in props]
+    positions = [pos for pos, i in enumerate(order) if i in props]
+    table = []
+    for row in sel.rows:
+        if row.solution_index not in remap:  # not built: Tensile's KeyError, the row is left out
+            continue
+        if max(positions, default=-1) >= len(row.sizes):
+            raise UserError(f"{lf.path}: exact row {list(row.sizes)} has fewer sizes than the index order "
+                            f"{order} needs")
+        entry: dict[str, Any] = {"key": [row.sizes[p] for p in positions], "index": remap[row.solution_index]}
+        if distance != "GridBased":
+            entry["speed"] = row.perf
+        table.append(entry)
     table.sort(key=lambda e: e["key"])
-    return {"type": "Matching", "properties": props, "table": table, "distance": lf.distance}
+    pred = _pred("EqualityMatching") if distance == "Equality" else dict(TRUE)
+    return {"type": "Problem", "rows": [{"predicate": pred, "library": {
+        "type": "Matching", "properties": properties, "table": table, "distance": distance}}]}
+
+
+def _decision_tree(lf: LogicFile, remap: dict[int, int]) -> dict[str, Any]:
+    """DecisionTreeLibrary.FromOriginalState per region: a Problem row (the region's predicate, And of
+    several) holding the forest; trees whose solution was not built are left out, an unbuilt fallback is
+    the null solution (-1)."""
+    rows = []
+    for region in lf.selection.regions:
+        preds = [{k: p[k] for k in ("type", "index", "value") if p.get(k) is not None} for p in region.predicates]
+        trees = [{"tree": nodes, "value": {"type": "Single", "index": remap[sol]}}
+                 for nodes, sol in region.trees if sol in remap]
+        fallback = remap.get(region.fallback, -1) if region.fallback is not None else -1
+        rows.append({"predicate": preds[0] if len(preds) == 1 else _and(preds) if preds else dict(TRUE),
+                     "library": {"type": "DecisionTree", "features": region.features, "trees": trees,
+                                 "nullValue": {"type": "Single", "index": fallback}}})
+    return {"type": "Problem", "rows": rows}
 
 
 def _tree(lf: LogicFile, remap: dict[int, int]) -> dict[str, Any]:
+    """MasterSolutionLibrary.FromOriginalState's levels, bottom up: selection, problem type predicates,
+    Fp16AltImplRound, Fp16AltImpl, perf metric, operation identifier, hardware."""
     pt = lf.problem_type
-    node = _matching(lf, remap)
+    node = _decision_tree(lf, remap) if _selection(lf).kind == "DecisionTree" else _matching(lf, remap)
     levels = [
-        _pred("EqualityMatching") if lf.distance == "Equality" else dict(TRUE),
         _and(type_predicates(pt)),
         _pred("Fp16AltImplRound") if lf.fp16_alt_impl_round else dict(TRUE),
         _pred("Fp16AltImpl") if lf.fp16_alt_impl else dict(TRUE),
@@ -175,17 +218,81 @@ def _tree(lf: LogicFile, remap: dict[int, int]) -> dict[str, Any]:
     return {"type": "Hardware", "rows": [{"predicate": hardware_predicate(lf), "library": node}]}
 
 
-def _row_order(row: dict[str, Any]) -> tuple:
-    pred = row["predicate"]
-    inner = pred.get("value") if isinstance(pred.get("value"), dict) else {}
-    specific = inner.get("type") == "And"
-    return (pred["type"] == "TruePred", not specific, str(inner.get("value", "")) if not specific else "")
+# ---- Tensile's row order after a merge (Properties.Predicate.__lt__, Hardware.HardwarePredicate.__lt__)
+_DATA_TYPE_VALUES = ("TypesEqual", "F32XdlMathOp")
+
+
+def _py_lt(x: Any, y: Any) -> bool:
+    """Python's ``<`` on Tensile's predicate objects, written for their dict state."""
+    if isinstance(x, dict) and isinstance(y, dict) and "type" in x and "type" in y:
+        return _pred_lt(x, y)
+    if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+        for a, b in zip(x, y):
+            if a != b:
+                return _py_lt(a, b)
+        return len(x) < len(y)
+    try:
+        return x < y
+    except TypeError:
+        raise ValueError(f"Tensile cannot order predicate values {x!r} and {y!r}") from None
+
+
+def _value_key(pred: dict[str, Any]) -> Any:
+    value = pred.get("value")
+    if pred["type"] in _DATA_TYPE_VALUES:  # DataType objects order by their index in Tensile's type table
+        return [data_type(v).index for v in value] if isinstance(value, list) else data_type(value).index
+    if isinstance(value, dict) and "type" not in value:
+        return frozenset(value.values())  # Tensile compares a dict value as the set of its values
+    return value
+
+
+def _pred_lt(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    if b["type"] == "TruePred":
+        return a["type"] != "TruePred"
+    if a["type"] == "TruePred":
+        return False
+    if a["type"] == "AMDGPU" and b["type"] == "AMDGPU":
+        return _hardware_lt(a, b)
+    ta = (a["type"], a.get("index"), _value_key(a))
+    tb = (b["type"], b.get("index"), _value_key(b))
+    return _py_lt(ta, tb)
+
+
+def _hw_parts(pred: dict[str, Any]) -> tuple[dict[str, Any], int, int]:
+    inner = pred["value"]
+    if inner["type"] != "And":
+        return inner, 0, -1
+    find = {p["type"]: p for p in inner["value"]}
+    return (find.get("Processor"), find["CUCount"]["value"] if "CUCount" in find else 0,
+            find["IsAPU"]["value"] if "IsAPU" in find else -1)
+
+
+def _hardware_lt(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """APU rows before XPU rows before generic ones; then more CUs first; then by processor name."""
+    proc_a, cu_a, apu_a = _hw_parts(a)
+    proc_b, cu_b, apu_b = _hw_parts(b)
+    if apu_a == apu_b:
+        if cu_a == cu_b == 0:
+            return _py_lt(("Processor", None, proc_a["value"]), ("Processor", None, proc_b["value"]))
+        return cu_a > cu_b
+    return apu_a > apu_b
+
+
+class _Ordered:
+    def __init__(self, row: dict[str, Any]):
+        self.pred = row["predicate"]
+
+    def __lt__(self, other: "_Ordered") -> bool:
+        return _pred_lt(self.pred, other.pred)
 
 
 def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """Merge library node ``b`` into ``a`` (same type) and return ``a``."""
+    """Merge library node ``b`` into ``a`` (same type) and return ``a``, as Tensile's ``merge`` methods do:
+    predicate rows merge when their predicates are equal, else ``b``'s row is appended, and the rows are
+    sorted (stable, with Tensile's predicate order); maps merge by key; Matching tables concatenate and
+    sort by key. DecisionTree libraries do not merge (Tensile refuses too)."""
     if a["type"] != b["type"]:
-        raise ValueError(f"cannot merge a {a['type']} node with a {b['type']} node")
+        raise ValueError(f"a {a['type']} library and a {b['type']} library meet at the same place")
     if a["type"] in ("Hardware", "Problem"):
         for row in b["rows"]:
             same = next((r for r in a["rows"] if r["predicate"] == row["predicate"]), None)
@@ -193,14 +300,17 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
                 a["rows"].append(row)
             else:
                 merge(same["library"], row["library"])
-        a["rows"].sort(key=_row_order)
+        a["rows"].sort(key=_Ordered)
     elif a["type"] == "ProblemMap":
         for key, node in b["map"].items():
             a["map"][key] = merge(a["map"][key], node) if key in a["map"] else node
     elif a["type"] == "Matching":
         if a["properties"] != b["properties"] or a["distance"] != b["distance"]:
-            raise ValueError("cannot merge Matching tables with different properties or distance")
+            raise ValueError(f"Matching tables with different properties or distances ({a['distance']}, "
+                             f"{b['distance']}) meet at the same place")
         a["table"] = sorted(a["table"] + b["table"], key=lambda e: e["key"])
+    else:
+        raise ValueError(f"two {a['type']} libraries meet at the same place; Tensile does not merge them")
     return a
 
 
@@ -215,7 +325,12 @@ def build_master_library(parts: Sequence[LibraryPart]) -> dict[str, Any]:
         if not remap:
             continue
         tree = _tree(part.logic, remap)
-        library = tree if library is None else merge(library, tree)
+        try:
+            library = tree if library is None else merge(library, tree)
+        except ValueError as e:
+            raise UserError(f"{part.logic.path}: its selection cannot join the library built from the logic "
+                            f"files before it: {e}; give each such file its own problem type, architecture "
+                            f"or region") from None
     return {"solutions": solutions, "library": library or {"type": "Hardware", "rows": []}}
 
 
