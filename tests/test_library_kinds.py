@@ -327,18 +327,25 @@ def test_dat_and_yaml_select_alike(tmp_path):
 
 
 class _FakeBuilder:
-    """Supports every solution and writes a placeholder code object: create-library's library side only."""
+    """Supports every solution; "compiles" each kernel into a dummy part: create-library's library side only."""
+
+    def version(self):
+        return "kinds-fake-1"
 
     def supports(self, solution, arch):
         return None
 
-    def build_code_object(self, kernels, arch, out_path):
+    def compile_kernel(self, solution, arch, name, timing=None):
+        from tensile_asm.library.create import CacheEntry, KernelPart
+        return CacheEntry([KernelPart(name, name.encode(), {".name": name})], None)
+
+    def link_parts(self, parts, arch, out_path):
         Path(out_path).write_bytes(b"\x7fELF placeholder")
-        return {}
 
 
 def test_create_library_builds_every_kind(tmp_path):
-    report = create_library(KINDS, tmp_path / "out", "gfx90a", build=_FakeBuilder(), library_format="msgpack")
+    report = create_library(KINDS, tmp_path / "out", "gfx90a", build=_FakeBuilder(), library_format="msgpack",
+                            jobs=1, cache_dir=tmp_path / "cache")
     reasons = {e.reason for e in report.entries if not e.built}
     assert not any("LibraryType" in (r or "") for r in reasons)
     if _contraction_readable():
