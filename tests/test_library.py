@@ -64,21 +64,33 @@ def leaves(node, op=None, out=None):
     return out
 
 
-@needs_shared
-def test_aldebaran_tree_matches_kernels_lite():
-    ours, ref = ours_aldebaran(), kernels_lite()
-    ref_row = next(r for r in ref["library"]["rows"] if r["predicate"]["value"]["value"] == "gfx90a")
-    assert ours["library"]["type"] == "Hardware" and len(ours["library"]["rows"]) == 1
-    row = ours["library"]["rows"][0]
-    assert row["predicate"] == {"type": "AMDGPU", "value": {"type": "Processor", "value": "gfx90a"}}
-    assert shape(row["library"]) == shape(ref_row["library"])  # 4 operations x 5 Problem levels, same tables
+OUR_ARCHS = {"vega10": "gfx900", "vega20": "gfx906", "arcturus": "gfx908", "aldebaran": "gfx90a",
+             "aquavanjaram942": "gfx942"}
+
+
+@lru_cache(maxsize=None)
+def ours_lite():
+    """All of lite_configs for our architectures in one master library (what create-library merges)."""
+    return build(sorted(p for s in OUR_ARCHS for p in (LOGIC / "lite_configs").glob(f"{s}_*.yaml")))
 
 
 @needs_shared
-def test_aldebaran_solution_entries_match_kernels_lite():
-    ours, ref = ours_aldebaran(), kernels_lite()
-    ref_row = next(r for r in ref["library"]["rows"] if r["predicate"]["value"]["value"] == "gfx90a")
-    mine, theirs = leaves(ours["library"]), leaves(ref_row["library"])
+def test_lite_tree_matches_kernels_lite_for_our_architectures():
+    ours, ref = ours_lite(), kernels_lite()
+    ref_rows = [r for r in ref["library"]["rows"] if r["predicate"]["value"]["value"] in OUR_ARCHS.values()]
+    # the hardware rows in Tensile's order (merged rows sort by processor name), each row's subtree alike
+    assert [r["predicate"] for r in ours["library"]["rows"]] == [r["predicate"] for r in ref_rows]
+    for row, ref_row in zip(ours["library"]["rows"], ref_rows):
+        assert shape(row["library"]) == shape(ref_row["library"])  # 4 operations x 5 Problem levels, same tables
+
+
+@needs_shared
+@pytest.mark.parametrize("arch", sorted(OUR_ARCHS.values()))
+def test_lite_solution_entries_match_kernels_lite(arch):
+    ours, ref = ours_lite(), kernels_lite()
+    row = next(r for r in ours["library"]["rows"] if r["predicate"]["value"]["value"] == arch)
+    ref_row = next(r for r in ref["library"]["rows"] if r["predicate"]["value"]["value"] == arch)
+    mine, theirs = leaves(row["library"]), leaves(ref_row["library"])
     assert set(mine) == set(theirs) and len(mine) == 4096
     by_index = {s["index"]: s for s in ours["solutions"]}
     ref_by_index = {s["index"]: s for s in ref["solutions"]}
@@ -93,19 +105,21 @@ def test_aldebaran_solution_entries_match_kernels_lite():
 
 @needs_shared
 def test_selection_agrees_with_kernels_lite():
-    ours = Library(ours_aldebaran())
+    ours = Library(ours_lite())
     ref = Library(kernels_lite())
     count = 0
-    for ta in (False, True):
-        for tb in (False, True):
-            for m, n, k in ((1, 1, 1), (64, 64, 64), (128, 4096, 77), (1000, 1000, 1000), (5000, 17, 300),
-                            (4, 2368, 1792), (8192, 8192, 8192), (333, 444, 555)):
-                p = Problem.make(pt(ta, tb), m, n, k)
-                a, b = ours.select(p, "gfx90a"), ref.select(p, "gfx90a")
-                assert a["libraryLogicIndex"] == b["libraryLogicIndex"]
-                assert a["problemType"]["operationIdentifier"] == p.problem_type.operation_identifier
-                count += 1
-    assert count == 32
+    for arch in OUR_ARCHS.values():
+        for ta in (False, True):
+            for tb in (False, True):
+                for m, n, k in ((1, 1, 1), (64, 64, 64), (128, 4096, 77), (1000, 1000, 1000), (5000, 17, 300),
+                                (4, 2368, 1792), (8192, 8192, 8192), (333, 444, 555)):
+                    p = Problem.make(pt(ta, tb), m, n, k)
+                    a, b = ours.select(p, arch), ref.select(p, arch)
+                    assert a["libraryLogicIndex"] == b["libraryLogicIndex"]
+                    assert a["sizeMapping"] == b["sizeMapping"]
+                    assert a["problemType"]["operationIdentifier"] == p.problem_type.operation_identifier
+                    count += 1
+    assert count == 160
 
 
 @needs_shared
