@@ -390,3 +390,30 @@ def test_merge_sorts_equality_row_first():
     merged = merge(a, b)
     assert [r["predicate"]["type"] for r in merged["rows"]] == ["EqualityMatching", "TruePred"]
     assert math.isfinite(distance("Ratio", [4, 4, 4], [2, 2, 2]))
+
+
+def test_decision_tree_library_kernels_verify_and_launch(tmp_path, capsys, monkeypatch):
+    """A DecisionTree logic file built for real: every entry's launch contract reads, and the kernel the
+    forest picks for a size runs on the emulator through ``tensile-asm verify --library``."""
+    from conftest import have_llvm
+    if not have_llvm():
+        pytest.skip("LLVM tools (llvm-mc, ld.lld) not found")
+    from tensile_asm.cli.main import main
+    from tensile_asm.gemm import GemmKernelContract
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    logic = tmp_path / "logic"
+    logic.mkdir()
+    (logic / "aldebaran_dtree_Cijk_Alik_Bljk_SB.yaml").write_text(
+        (KINDS / "aldebaran_dtree_Cijk_Alik_Bljk_SB.yaml").read_text())
+    report = create_library(logic, tmp_path / "out", "gfx90a", library_format="msgpack", jobs=1)
+    assert not report.not_built, report.table()
+    lib = Library.load(tmp_path / "out")
+    assert '"DecisionTree"' in json.dumps(lib.tree)
+    for entry in lib.solutions.values():
+        assert GemmKernelContract.from_library_entry(entry).name == entry["name"]
+    chosen = lib.select(Problem.make(pt(True, False), 1500, 64, 600), "gfx90a")
+    assert chosen["libraryLogicIndex"] == 1  # tree 1 (see test_decision_tree_regions_trees_and_fallback)
+    assert main(["verify", "--library", str(tmp_path / "out"), "--kernel", chosen["name"],
+                 "--size", "37,19,11,2"]) == 0
+    assert "1 passed, 0 failed" in capsys.readouterr().out
