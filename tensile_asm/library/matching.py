@@ -138,12 +138,13 @@ def _lower_bound(n_lo: int, n_hi: int, below: Callable[[int], bool]) -> int:
 
 
 def best_match(table: Sequence[dict[str, Any]], key: Key, dist: str,
-               transform: Callable[[dict[str, Any]], Any]) -> Any:
-    """The solution Tensile's ``findBestMatch`` returns for ``key`` from a sorted ``table``."""
+               transform: Callable[[dict[str, Any]], Any], keys: list[list[int]] | None = None) -> Any:
+    """The solution Tensile's ``findBestMatch`` returns for ``key`` from a sorted ``table`` (``keys``: its
+    entries' keys as lists, if the caller keeps them)."""
     if not table:
         return None
     key = list(key)
-    keys = [list(e["key"]) for e in table]
+    keys = keys if keys is not None else [list(e["key"]) for e in table]
     start = _lower_bound(0, len(table), lambda i: keys[i] < key)
     if dist == "Equality":
         return transform(table[start]) if start < len(table) and keys[start] == key else None

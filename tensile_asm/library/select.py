@@ -37,7 +37,7 @@ class Library:
         self.data = data
         self.tree = data["library"]
         self.solutions = {s["index"]: s for s in data["solutions"]}
-        self._sorted: dict[int, list[dict[str, Any]]] = {}  # Matching tables as the loader sorts them
+        self._sorted: dict[int, tuple[list, list]] = {}  # Matching tables as the loader sorts them, and keys
 
     @classmethod
     def load(cls, path: str | Path) -> "Library":
@@ -155,15 +155,17 @@ class Library:
                 raise UserError(f"{self.path}: Matching property {prop.get('type')!r} is not supported by this "
                                 f"reader (FreeSizeA, FreeSizeB, BatchSize, BoundSize are)")
             key.append(fn(v, prop.get("index", 0)))
-        table = self._sorted.get(id(node))
-        if table is None:
-            table = self._sorted[id(node)] = matching.sort_table(node["table"])
+        cached = self._sorted.get(id(node))
+        if cached is None:
+            table = matching.sort_table(node["table"])
+            cached = self._sorted[id(node)] = (table, [list(e["key"]) for e in table])
+        table, keys = cached
 
         def transform(entry: dict) -> dict[str, Any] | None:
             if entry.get("index", -1) != -1:
                 return self._single(entry["index"], v, hw)
             return self._node(entry["value"], v, hw)
-        return matching.best_match(table, key, node.get("distance", "Euclidean"), transform)
+        return matching.best_match(table, key, node.get("distance", "Euclidean"), transform, keys)
 
     def _placeholder(self, node: dict, v: ContractionView, hw: Hardware) -> dict[str, Any] | None:
         base = self.path.parent if self.path else Path(".")
