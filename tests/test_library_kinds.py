@@ -417,3 +417,15 @@ def test_decision_tree_library_kernels_verify_and_launch(tmp_path, capsys, monke
     assert main(["verify", "--library", str(tmp_path / "out"), "--kernel", chosen["name"],
                  "--size", "37,19,11,2"]) == 0
     assert "1 passed, 0 failed" in capsys.readouterr().out
+
+
+def test_workspace_check_uses_the_problems_workspace():
+    from dataclasses import replace
+    table = [{"key": [64, 64, 64], "index": 0, "speed": 1.0}]
+    lib = _tiny(table, "Euclidean")
+    lib.solutions[0]["taskPredicate"] = {"type": "WorkspaceCheck", "index": 0, "value": 4}
+    lib.solutions[0]["sizeMapping"] = {"workspaceSizePerElemC": 4, "streamK": 0}
+    view = ContractionView.from_problem(Problem.make(pt(), 10, 20, 30, batch=2))
+    assert lib.select(view)["name"] == "K0"  # no workspace size given: it fits
+    assert lib.select(replace(view, workspace_size=10 * 20 * 2 * 4))["name"] == "K0"
+    assert lib.select(replace(view, workspace_size=10 * 20 * 2 * 4 - 1)) is None

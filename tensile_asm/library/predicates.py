@@ -145,8 +145,23 @@ PROBLEM: dict[str, Callable[[dict, ContractionView], bool]] = {
     "EqualityMatching": lambda p, v: True,
 }
 
-# Task predicates (TaskPredicates.hpp) need the caller's workspace; the host library's default task has enough
-TASK: dict[str, Callable[[dict, ContractionView], bool]] = {"WorkspaceCheck": lambda p, v: True}
+def _workspace(p: dict, v: ContractionView, solution: dict) -> bool:
+    """TaskPredicates.hpp WorkspaceCheck: the solution's requiredWorkspaceSize fits the problem's workspace
+    (no workspace given: any size fits). Stream-K's partial-tile workspace needs the grid, which needs the
+    hardware's CU count: such a solution is refused rather than guessed."""
+    if v.workspace_size is None:
+        return True
+    sm = solution.get("sizeMapping", {})
+    if sm.get("streamK", 0) > 0 and sm.get("streamKAtomic", 0) == 0:
+        raise UserError(f"solution {solution.get('name')}: its Stream-K workspace size depends on the grid; "
+                        f"select it without a workspace size")
+    elements = 1
+    for s in v.sizes_by_tensor["D"]:
+        elements *= s
+    return elements * sm.get("workspaceSizePerElemC", 0) <= v.workspace_size
+
+
+TASK: dict[str, Callable[[dict, ContractionView, dict], bool]] = {"WorkspaceCheck": _workspace}
 
 
 def _logic(pred: Any, leaf: Callable[[dict], bool], where: str) -> bool:
@@ -168,10 +183,19 @@ def _logic(pred: Any, leaf: Callable[[dict], bool], where: str) -> bool:
 
 def problem_holds(pred: Any, view: ContractionView, where: str = "library") -> bool:
     def leaf(p: dict) -> bool:
-        fn = PROBLEM.get(p["type"]) or TASK.get(p["type"])
+        fn = PROBLEM.get(p["type"])
         if fn is None:
             raise UserError(f"{where}: problem predicate type {p['type']!r} is not one Tensile 4.44 defines")
         return fn(p, view)
+    return _logic(pred, leaf, where)
+
+
+def task_holds(pred: Any, view: ContractionView, solution: dict, where: str = "library") -> bool:
+    def leaf(p: dict) -> bool:
+        fn = TASK.get(p["type"])
+        if fn is None:
+            raise UserError(f"{where}: task predicate type {p['type']!r} is not one Tensile 4.44 defines")
+        return fn(p, view, solution)
     return _logic(pred, leaf, where)
 
 

@@ -45,6 +45,7 @@ class ContractionView:
     kernel_language: str = "Any"
     arithmetic_unit: str = "Any"
     transpose_c01: bool = False
+    workspace_size: int | None = None  # bytes the caller offers; None: as much as any solution needs
 
     # ---- Tensile's accessors
     def free_size_a(self, i: int) -> int:

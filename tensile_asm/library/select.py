@@ -19,7 +19,7 @@ from typing import Any
 from tensile_asm.errors import UserError
 from tensile_asm.library import dtree, matching
 from tensile_asm.library.fileio import load_msgpack, load_yaml
-from tensile_asm.library.predicates import Hardware, hardware_holds, problem_holds, processor_name
+from tensile_asm.library.predicates import Hardware, hardware_holds, problem_holds, processor_name, task_holds
 from tensile_asm.library.problem_view import PERFORMANCE_METRICS, ContractionView
 from tensile_asm.problem import Problem
 
@@ -99,7 +99,7 @@ class Library:
             return False
         where = f"{self.path or 'library'}: solution {index}"
         true = {"type": "TruePred"}
-        return (problem_holds(sol.get("taskPredicate", true), v, where)
+        return (task_holds(sol.get("taskPredicate", true), v, sol, where)
                 and problem_holds(sol.get("problemPredicate", true), v, where)
                 and hardware_holds(sol.get("hardwarePredicate", true), hw, where))
 
