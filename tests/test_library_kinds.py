@@ -429,3 +429,16 @@ def test_workspace_check_uses_the_problems_workspace():
     assert lib.select(view)["name"] == "K0"  # no workspace size given: it fits
     assert lib.select(replace(view, workspace_size=10 * 20 * 2 * 4))["name"] == "K0"
     assert lib.select(replace(view, workspace_size=10 * 20 * 2 * 4 - 1)) is None
+
+
+def test_contract_refuses_initial_stride_entries():
+    from tensile_asm.gemm import GemmKernelContract
+    ref = reference()
+    iic = [s for s in ref["solutions"] if s["problemType"]["useInitialStridesAB"]]
+    plain = [s for s in ref["solutions"] if not s["problemType"]["useInitialStridesAB"]]
+    assert iic and plain
+    for s in iic:
+        with pytest.raises(UserError, match="useInitialStridesAB and useInitialStridesCD kernels"):
+            GemmKernelContract.from_library_entry(s)
+    for s in plain:  # every other entry of Tensile's own library, of every kind, reads
+        assert GemmKernelContract.from_library_entry(s).name == s["name"]

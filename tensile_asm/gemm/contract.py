@@ -97,6 +97,11 @@ class GemmKernelContract:
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise UserError(f"library solution {name}: its problemType/sizeMapping lack or garble {e}; "
                             f"rebuild the library with tensile-create-library") from None
+        initial = [k for k in ("useInitialStridesAB", "useInitialStridesCD") if pt.get(k)]
+        if initial:
+            raise UserError(f"library solution {name}: {' and '.join(initial)} kernels take their first strides "
+                            f"as arguments, which this runtime's argument layout does not have; it cannot "
+                            f"launch them")
         if accumulation is None or unsupported:
             what = ", ".join(unsupported) or f"globalAccumulation {sm.get('globalAccumulation')}"
             raise UserError(f"library solution {name}: {what} is not launched by this runtime")
