@@ -442,3 +442,15 @@ def test_contract_refuses_initial_stride_entries():
             GemmKernelContract.from_library_entry(s)
     for s in plain:  # every other entry of Tensile's own library, of every kind, reads
         assert GemmKernelContract.from_library_entry(s).name == s["name"]
+
+
+def test_rows_sort_as_tensiles_python_sorts_them():
+    """predicate_order_cases.json.gz: lists of row predicates and the order Tensile 4.44's own Python put
+    them in (written by make_predicate_order_cases.py beside it, with Tensile's classes)."""
+    import gzip
+    from tensile_asm.library.master import _Ordered
+    cases = json.loads(gzip.open(DATA / "tensile_reference" / "predicate_order_cases.json.gz", "rt").read())
+    assert {c["kind"] for c in cases} == {"problem", "hardware"} and len(cases) >= 250
+    for case in cases:
+        rows = [{"predicate": p} for p in case["in"]]
+        assert [r["predicate"] for r in sorted(rows, key=_Ordered)] == case["sorted"]
