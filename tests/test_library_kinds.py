@@ -454,3 +454,10 @@ def test_rows_sort_as_tensiles_python_sorts_them():
     for case in cases:
         rows = [{"predicate": p} for p in case["in"]]
         assert [r["predicate"] for r in sorted(rows, key=_Ordered)] == case["sorted"]
+
+
+def test_garbled_library_is_a_user_error():
+    lib = _tiny([{"key": [1, 2, 3], "index": 0, "speed": 1.0}], "Euclidean")
+    del lib.tree["map"][pt().operation_identifier]["table"][0]["key"]
+    with pytest.raises(UserError, match="rebuild the library"):
+        _pick(lib, 4, 4, 4)

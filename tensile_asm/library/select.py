@@ -90,7 +90,11 @@ class Library:
         else:
             view = problem
         hw = Hardware(processor_name(arch), cu_count or 0, is_apu or 0)
-        return self._node(self.tree, view, hw)
+        try:
+            return self._node(self.tree, view, hw)
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            raise UserError(f"{self.path or 'library'}: its selection tree or a solution entry lacks or garbles "
+                            f"{type(e).__name__} {e}; rebuild the library with tensile-create-library") from None
 
     # ---- predicates
     def _solution_ok(self, index: int, v: ContractionView, hw: Hardware) -> bool:
