@@ -1,0 +1,171 @@
+// tensile-host-select: load a master solution library (TensileLibrary.dat, msgpack) with Tensile's own C++
+// host library and print the solution it selects for each problem read from stdin. No GPU is touched: the
+// hardware is an AMDGPU object built from the command line, as rocBLAS builds one from hipGetDeviceProperties.
+//
+// usage: tensile-host-select LIBRARY.dat GFX [CU_COUNT [IS_APU [PERF_METRIC]]]
+//
+// Each stdin line is one problem, key=value tokens separated by spaces (see tools/tensile_host/compare.py):
+//   op=Contraction_l_Ailk_Bljk_Cijk_Dijk types=Float,Float,Float,Float sizes=M,N,B,K
+//   a=1,lda,strideA b=1,ldb,strideB c=1,ldc,strideC d=1,ldd,strideD alpha=1 beta=0
+//   hpa=0 sb=1 ceqd=0 xdl=Float alt=0 altr=0 sr=0
+// sizes follow the operation identifier: the D indices in order, then the summation indices. Each stdin line
+// gets one stdout line: "<index> <name>" of the chosen solution, "none", or "error <message>".
+// Ours (tensile-asm); Tensile's sources are used unmodified.
+
+#include <Tensile/AMDGPU.hpp>
+#include <Tensile/ContractionLibrary.hpp>
+#include <Tensile/Contractions.hpp>
+#include <Tensile/MasterSolutionLibrary.hpp>
+#include <Tensile/Tensile.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace
+{
+    std::vector<std::string> split(std::string const& text, char sep)
+    {
+        std::vector<std::string> out;
+        std::string              item;
+        std::istringstream       in(text);
+        while(std::getline(in, item, sep))
+            out.push_back(item);
+        return out;
+    }
+
+    std::vector<size_t> numbers(std::string const& text)
+    {
+        std::vector<size_t> out;
+        for(auto const& item : split(text, ','))
+            out.push_back(std::stoull(item));
+        return out;
+    }
+
+    bool flag(std::map<std::string, std::string> const& kv, std::string const& key)
+    {
+        auto it = kv.find(key);
+        return it != kv.end() && it->second == "1";
+    }
+
+    Tensile::ContractionProblem parseProblem(std::string const& line, Tensile::PerformanceMetric metric)
+    {
+        std::map<std::string, std::string> kv;
+        std::istringstream                 in(line);
+        std::string                        token;
+        while(in >> token)
+        {
+            auto eq = token.find('=');
+            if(eq == std::string::npos)
+                throw std::runtime_error("token without '=': " + token);
+            kv[token.substr(0, eq)] = token.substr(eq + 1);
+        }
+        for(char const* key : {"op", "types", "sizes", "a", "b", "c", "d", "alpha", "beta"})
+            if(kv.find(key) == kv.end())
+                throw std::runtime_error(std::string("missing key ") + key);
+
+        auto types = split(kv.at("types"), ',');
+        if(types.size() != 4)
+            throw std::runtime_error("types needs 4 data types (A,B,C,D)");
+        auto dt = [](std::string const& name) { return Tensile::DataTypeInfo::Get(name).dataType; };
+
+        double alpha = std::stod(kv.at("alpha"));
+        double beta  = std::stod(kv.at("beta"));
+        auto   problem
+            = Tensile::ContractionProblem::FromIndexSizes(kv.at("op"),
+                                                          numbers(kv.at("sizes")),
+                                                          dt(types[0]),
+                                                          numbers(kv.at("a")),
+                                                          dt(types[1]),
+                                                          numbers(kv.at("b")),
+                                                          dt(types[2]),
+                                                          numbers(kv.at("c")),
+                                                          dt(types[3]),
+                                                          numbers(kv.at("d")),
+                                                          beta);
+        // What rocBLAS's tensile_host.cpp sets on every problem it builds.
+        problem.setAlphaRestriction(Tensile::toScalarValueEnum(alpha));
+        problem.setBetaRestriction(Tensile::toScalarValueEnum(beta));
+        problem.setHighPrecisionAccumulate(flag(kv, "hpa"));
+        problem.setStridedBatched(kv.count("sb") == 0 || flag(kv, "sb"));
+        problem.setCEqualsD(flag(kv, "ceqd"));
+        problem.setFp16AltImpl(flag(kv, "alt"));
+        problem.setFp16AltImplRound(flag(kv, "altr"));
+        problem.setStochasticRounding(flag(kv, "sr"));
+        if(kv.count("xdl"))
+            problem.setF32XdlMathOp(dt(kv.at("xdl")));
+        problem.setPerformanceMetric(metric);
+        return problem;
+    }
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if(argc < 3 || argc > 6)
+    {
+        std::cerr << "usage: " << argv[0] << " LIBRARY.dat GFX [CU_COUNT [IS_APU [PERF_METRIC]]]\n"
+                  << "reads one problem per stdin line, prints '<index> <name>', 'none' or 'error ...'\n";
+        return 2;
+    }
+    std::string path   = argv[1];
+    std::string gfx    = argv[2];
+    int         cus    = argc > 3 ? std::atoi(argv[3]) : 0;
+    int         apu    = argc > 4 ? std::atoi(argv[4]) : 0;
+    auto        metric = Tensile::PerformanceMetric::DeviceEfficiency;
+    if(argc > 5)
+    {
+        std::istringstream in(argv[5]);
+        in >> metric;
+    }
+
+    auto library = Tensile::LoadLibraryFile<Tensile::ContractionProblem>(path);
+    if(!library)
+    {
+        std::cerr << path << ": Tensile's host library could not load this file; rerun with "
+                  << "TENSILE_DB=0x1000 for its reason\n";
+        return 1;
+    }
+    auto master = std::dynamic_pointer_cast<Tensile::MasterContractionLibrary>(library);
+    if(!master)
+    {
+        std::cerr << path << ": loaded, but not as a master solution library\n";
+        return 1;
+    }
+    Tensile::AMDGPU hardware(gfx, cus, apu, gfx);
+    if(static_cast<int>(hardware.processor) == 0)
+    {
+        std::cerr << gfx << ": not a processor Tensile's AMDGPU object knows\n";
+        return 2;
+    }
+    std::cerr << "loaded " << path << ": " << master->solutions.size() << " solutions; hardware "
+              << hardware.description() << "\n";
+
+    std::string line;
+    while(std::getline(std::cin, line))
+    {
+        if(line.empty())
+            continue;
+        try
+        {
+            auto problem  = parseProblem(line, metric);
+            auto solution = master->findBestSolution(problem, hardware);
+            if(solution)
+                std::cout << solution->index << " " << solution->name() << "\n";
+            else
+                std::cout << "none\n";
+        }
+        catch(std::exception const& exc)
+        {
+            std::string what = exc.what();
+            for(auto& ch : what)
+                if(ch == '\n')
+                    ch = ' ';
+            std::cout << "error " << what << "\n";
+        }
+        std::cout.flush();
+    }
+    return 0;
+}
