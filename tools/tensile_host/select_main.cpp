@@ -7,8 +7,9 @@
 // Each stdin line is one problem, key=value tokens separated by spaces (see tools/tensile_host/compare.py):
 //   op=Contraction_l_Ailk_Bljk_Cijk_Dijk types=Float,Float,Float,Float sizes=M,N,B,K
 //   a=1,lda,strideA b=1,ldb,strideB c=1,ldc,strideC d=1,ldd,strideD alpha=1 beta=0
-//   hpa=0 sb=1 ceqd=0 xdl=Float alt=0 altr=0 sr=0
-// sizes follow the operation identifier: the D indices in order, then the summation indices. Each stdin line
+//   hpa=0 sb=1 ceqd=0 xdl=Float alt=0 altr=0 sr=0 ws=0
+// sizes follow the operation identifier: the D indices in order, then the summation indices; strides are in
+// the order of each tensor's indices; ws is the workspace in bytes (Tensile's default: 0). Each stdin line
 // gets one stdout line: "<index> <name>" of the chosen solution, "none", or "error <message>".
 // Ours (tensile-asm); Tensile's sources are used unmodified.
 
@@ -97,6 +98,8 @@ namespace
         problem.setStochasticRounding(flag(kv, "sr"));
         if(kv.count("xdl"))
             problem.setF32XdlMathOp(dt(kv.at("xdl")));
+        if(kv.count("ws") && kv.at("ws") != "None")
+            problem.setWorkspaceSize(std::stoull(kv.at("ws")));
         problem.setPerformanceMetric(metric);
         return problem;
     }
