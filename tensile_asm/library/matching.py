@@ -2,8 +2,8 @@
 
 From Source/lib/include/Tensile/Distance.hpp and PropertyMatching.hpp:
 
-- the table is sorted when loaded: key ascending, then speed descending (``std::sort``; entries equal in
-  both keep their file order here, where ``std::sort`` leaves it unspecified);
+- the table is sorted when loaded: key ascending, then speed descending, by ``std::sort``, which leaves
+  entries equal in both in an order of its own: libstdc++'s, reproduced by ``stdsort``;
 - ``Equality``: the first entry not below the key (``lower_bound``) is the only candidate, and only if its
   key is equal;
 - ``GridBased``: the (M, N) group of the key (clamped to the table), searched for the smallest distance;
@@ -23,14 +23,17 @@ import math
 from typing import Any, Callable, Sequence
 
 from tensile_asm.errors import UserError
+from tensile_asm.library import stdsort
 
 DISTANCES = ("Euclidean", "Equality", "Manhattan", "Ratio", "JSD", "Random", "GridBased")
 Key = Sequence[int]
 
 
 def sort_table(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The table in the order Tensile's loader leaves it."""
-    return sorted(table, key=lambda e: (list(e["key"]), -float(e.get("speed", 0.0))))
+    """The table in the order Tensile's loader leaves it: its ``std::sort`` as libstdc++ does it."""
+    rows = [(list(e["key"]), float(e.get("speed", 0.0)), e) for e in table]
+    ordered = stdsort.sort(rows, lambda a, b: a[0] < b[0] or (a[0] == b[0] and a[1] > b[1]))
+    return [e for _, _, e in ordered]
 
 
 def _log(x: float) -> float:
