@@ -461,3 +461,9 @@ def test_garbled_library_is_a_user_error():
     del lib.tree["map"][pt().operation_identifier]["table"][0]["key"]
     with pytest.raises(UserError, match="rebuild the library"):
         _pick(lib, 4, 4, 4)
+
+
+def test_jsd_looks_at_three_key_elements():
+    # Distance.hpp JSDivergence normalizes and sums over three elements whatever the key length
+    assert distance("JSD", [10, 20, 30, 1], [10, 20, 30, 99]) == 0.0
+    assert distance("JSD", [10, 20, 30], [30, 20, 10]) > 0.0

@@ -96,7 +96,7 @@ def distance(name: str, p1: Key, p2: Key) -> float:
         return d
     if name == "JSD":
         np_, nq = _normalize(p1, p2)
-        m = [0.5 * (np_[i] + nq[i]) for i in range(len(p1))]
+        m = [0.5 * (np_[i] + nq[i]) for i in range(3)]  # Tensile's JSD looks at the first three key elements
         return 0.5 * _kl(np_, m) + 0.5 * _kl(nq, m)
     if name == "GridBased":
         m, n, k = float(p2[0]), float(p2[1]), float(p2[2])
