@@ -22,8 +22,10 @@ Abbreviations follow Tensile's rule (the name with its lower-case letters remove
 ``PrefetchGlobalRead`` -> ``PGR``, ``1LDSBuffer`` -> ``1LDSB``) with one exception: ``MACInstruction`` has
 an empty abbreviation. Two pairs collide, as in Tensile: MacroTileShapeMin/Max (MTSM), Min/MaxVgprNumber (MVN).
 
-Besides parameters, logic files carry *derived* keys (recomputed on reading, never user input) and *legacy*
-keys (parameters of older Tensile versions, kept verbatim). Both sets are listed at the end.
+Besides parameters, logic files carry *derived* keys (recomputed on reading, as Tensile recomputes them; the few
+Tensile keeps from the file are FILE_WINS), *legacy* keys (parameters, derived keys and annotations of older
+Tensile versions, kept verbatim) and old spellings of current parameters (ALIASES, Tensile's own misspelling
+among them). All are listed at the end; docs/logic-versions.md says which Tensile version wrote what.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ MATRIX_INSTRUCTION = Allowed(lambda v: isinstance(v, list) and len(v) in (0, 4, 
 ISA = Allowed(lambda v: isinstance(v, (list, tuple)) and len(v) == 3 and all(_is_int(x) for x in v),
               "[major, minor, stepping], e.g. [9, 0, 10]")
 DEPTH_U = Allowed(lambda v: _is_int(v) and (-16 <= v <= -1 or 2 <= v <= 1024), "-16..-1 (automatic) or 2..1024")
+AI_BOUND = Allowed(lambda v: v == -1 or (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0),
+                   "-1 (no bound) or a non-negative number")
 LDS_BLOCK = one_of(-1, 0, 64, 128, 256, 512, 1024, 2048, 4096)
 
 
@@ -179,6 +183,9 @@ _ROWS = [
     ("PrefetchAcrossPersistentMode", 0, _, one_of(0, 1), "mode of PrefetchAcrossPersistent"),
     ("StreamK", 0, _, int_range(0, 3), "Stream-K decomposition"),
     ("StreamKAtomic", 0, _, one_of(0, 1), "Stream-K with atomic partial tiles"),
+    ("StreamKXCCMapping", 0, _, one_of(0, 2, 3, 4, 5, 6, 7, 8), "Stream-K: work-groups contiguous per XCC (speed)"),
+    ("DebugStreamK", 0, _, one_of(0, 1, 2, 3), "Stream-K debugging: skip the fix-up and/or partials"),
+    ("DelayRemainingArguments", False, _, BOOL, "PreloadKernelArguments: load the other arguments after A/B (speed)"),
     ("PreloadKernelArguments", 0, _, one_of(-1, 0, 1), "gfx942: preload kernel arguments into SGPRs"),
     ("PackBatchDims", 0, _, one_of(0, 1, 2), "let the macro tile span batch dimensions"),
     ("PackFreeDims", 1, _, BOOL, "let the macro tile span free dimensions"),
@@ -208,6 +215,8 @@ _ROWS = [
     ("AssertAlphaValue", False, _, one_of(False, 1, -1), "assume alpha is this value"),
     ("AssertBetaValue", False, _, one_of(False, 1, -1), "assume beta is this value"),
     ("AssertCEqualsD", False, _, BOOL, "assume C and D are the same buffer"),
+    ("AssertAIGreaterThanEqual", -1, _, AI_BOUND, "select only for arithmetic intensity >= this (-1: any)"),
+    ("AssertAILessThanEqual", -1, _, AI_BOUND, "select only for arithmetic intensity <= this (-1: any)"),
     ("CheckTensorDimAsserts", False, _, BOOL, "check the assertions inside the kernel"),
     ("CheckDimOverflow", 0, _, one_of(0, 1, 2), "check 32-bit dimension overflow inside the kernel"),
     ("LdcEqualsLdd", False, _, BOOL, "legacy: names carry SE (true) or SN (false)"),
@@ -229,7 +238,8 @@ _ROWS = [
     ("VgprForLocalReadPacking", False, _, BOOL, "dedicated VGPRs for local-read packing"),
     ("ClusterLocalRead", 0, _, one_of(0, 1), "cluster local reads"),
     ("ExtraMiLatencyLeft", 0, _, int_range(0, 64), "extra MFMA latency budget for scheduling"),
-    ("ExtraLatencyForLR", 0, _, int_range(0, 64), "extra latency for local reads"),
+    ("ExtraLatencyForLR", 0, _, int_range(-80, 64), "extra MFMAs between a local read and its wait (speed); "
+     "negative (DirectToVgpr): fewer"),
     ("StorePriorityOpt", False, _, BOOL, "lower priority for the store phase"),
     ("NumElementsPerBatchStore", 0, _, int_range(0, 255), "elements per store batch; 0 as many as fit"),
     ("StoreSyncOpt", 0, _, int_range(0, 255), "sync/sleep after store batches"),
@@ -265,7 +275,11 @@ PARAMS: dict[str, Param] = {
     for name, td, ours, allowed, meaning in _ROWS
 }
 
-# Keys Tensile derives from the parameters and writes into logic files; recomputed when reading.
+# Keys Tensile derives from the parameters and writes into logic files; recomputed when reading. Tensile 4.44's
+# TensileCreateLibrary does the same ("force redo the deriving of parameters, make sure old version logic yamls
+# can be validated", LibraryIO.parseLibraryLogicData), so a stored value that differs from the derivation is the
+# writing version's rule, never a reason to refuse the file: ``Solution.stored_differences`` records it, and
+# docs/logic-versions.md explains each key by Tensile version. Exceptions are in FILE_WINS below.
 DERIVED_KEYS = frozenset("""
 MacroTile0 MacroTile1 MacroTileA MacroTileB ThreadTile0 ThreadTile1 ThreadTileA ThreadTileB SubGroup0 SubGroup1
 SubGroupA SubGroupB NumThreads LocalSplitU LoopUnroll LoopIters LSCA LSCB LSPA LSPB LVCA LVCB LVPA LVPB NumLoadsA
@@ -278,16 +292,39 @@ PackedC1IdxChars PackedC1IndicesX GuaranteeNoPartialA GuaranteeNoPartialB LocalW
 _DepthULds _DepthULdsA _DepthULdsB _GlobalAccumulation _WorkspaceSizePerElemC _UseSgprForGRO _VectorStore
 _staggerStrideShift fractionalPerpOverhangA fractionalPerpOverhangB SolutionIndex SolutionNameMin Valid
 AssignedDerivedParameters AssignedProblemIndependentDerivedParameters
+EnableF32XdlMathOp EnableMatrixInstructionStore VectorWidthA
 """.split())
 
-# Keys of older Tensile versions seen in real logic files: accepted and kept verbatim, never used.
-# True marks the ones that were solution parameters (they can take part in names, as they did then).
+# Derived keys whose stored value Tensile keeps instead of recomputing it: 4.44's assignDerivedParameters
+# computes _GlobalAccumulation/_WorkspaceSizePerElemC only "if not in state", so the file's value defines the
+# kernel (GlobalSplitU's accumulation: None = atomics into D, SingleBuffer/MultipleBuffer = workspace).
+# ``False`` (Tensile 4.6-4.14's spelling of "none") reads as None.
+FILE_WINS = frozenset({"_GlobalAccumulation", "_WorkspaceSizePerElemC"})
+
+# Keys of older (or other) Tensile versions seen in real logic files: accepted and kept verbatim, never used by
+# the derivation. True marks the ones that were solution parameters then (they take part in names, as they
+# did); False marks derived keys or annotations of those versions.
 LEGACY_KEYS: dict[str, bool] = {
     "LdsBlockSizePerPad": True, "DirectToLds": True, "GlobalReadWarmup": True, "LdsInitCVgprs": True,
     "MFMA_BF16_1K": True, "MIUseAccVgpr": True, "MinGlobalWriteVectorWidth": True, "NoLdsWriteCode": True,
     "NoTailLoop": True, "SplitGlobalRead": True, "allowLRVWBforTLUandMI": False, "PackedC0Indices": False,
     "PackedC1Indices": False, "BenchmarkFork": False, "CodeObjectVersion": False, "LdsPad": True,
     "UseInitialStrides": False, "Kernel": False,
+    # Tensile 4.6-4.31: allow LocalReadVectorWidth > MIInputPerThread for TLU operands with MFMA (speed only)
+    "allowLRVWforTLUandMI": True,
+    # Tensile 4.14-4.31: split one MFMA into several issue groups (speed only)
+    "InstSplit": True,
+    # Tensile 4.14-4.31 derived keys: MFMA work-group shape and elements per MFMA input register
+    "MIWG0": False, "MIWG1": False, "_NumElemPerMfmaInput": False,
+    # Tensile 4.20 (arcturus tuning): a linear performance model of the solution, an annotation
+    "LinearModel": False,
+}
+
+# Old spellings of current parameters: read as the current parameter (that version's meaning), unless the
+# file also gives the current name. Tensile's own misspelling: 4.6-4.2x wrote (and its writer read)
+# ``SuppresssNoLoadLoop``; later versions renamed it SuppressNoLoadLoop (4.44 ignores the old spelling).
+ALIASES: dict[str, str] = {
+    "SuppresssNoLoadLoop": "SuppressNoLoadLoop",
 }
 
 
