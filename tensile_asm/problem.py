@@ -2,7 +2,9 @@
 
 A ``ProblemType`` is what a kernel is written for (``Cijk_Ailk_Bljk_SB``: batched SGEMM, A and B not
 transposed, with beta). A ``Problem`` is one call: sizes M, N, K, batch and the leading dimensions
-and batch strides of A, B, C, D. Only ``OperationType: GEMM`` is handled for now.
+and batch strides of A, B, C, D. ``OperationType: GEMM`` derives the index assignments from TransposeA/B and
+Batched; ``TensorContraction`` gives them (NumIndicesC, IndexAssignmentsA/B; any number of free, batch and
+summation indices), as Tensile's ProblemType.initTensorContraction reads them.
 """
 
 from __future__ import annotations
@@ -106,7 +108,13 @@ _DERIVED_KEYS = (
     "NumIndicesSummation", "IndexUnroll", "IndexUnrollA", "IndexUnrollB", "Index01A", "Index01B", "Index0",
     "Index1", "Tensor0", "Tensor1", "TileA", "TileB", "TLUA", "TLUB",
 )
-_IGNORED_KEYS = ("AssignedDerivedParameters", "UseInitialStrides")
+# ... and keys of older Tensile versions, accepted and ignored: UseInitialStrides (before the AB/CD split;
+# read as UseInitialStridesAB), IndexAssignmentLDA/LDB/LDC (Tensile 4.7's per-solution ProblemType: the
+# positions of the leading-dimension sizes, since replaced by IndexAssignmentsLD, which is derived).
+_IGNORED_KEYS = ("AssignedDerivedParameters", "UseInitialStrides", "IndexAssignmentLDA", "IndexAssignmentLDB",
+                 "IndexAssignmentLDC")
+# Tensile's defaultProblemType IndexAssignmentsLD, left as it is for TensorContraction (NumIndicesLD 0).
+_DEFAULT_LD = (3, 4, 5, 6)
 KNOWN_KEYS = tuple(_INPUT_DEFAULTS) + _DERIVED_KEYS + _IGNORED_KEYS
 
 
@@ -146,6 +154,8 @@ class ProblemType:
     f32_xdl_math_op: DataTypeInfo | None = None
     stochastic_rounding: bool = False
     operation_type: str = "GEMM"
+    # TensorContraction only: (NumIndicesC, IndexAssignmentsA, IndexAssignmentsB) as the file gives them
+    contraction: tuple[int, tuple[int, ...], tuple[int, ...]] | None = None
     # derived (GEMM index assignment, Tensile's ProblemType.initGEMM / assignDerivedParameters)
     index_assignments_a: tuple[int, ...] = field(init=False)
     index_assignments_b: tuple[int, ...] = field(init=False)
@@ -161,17 +171,21 @@ class ProblemType:
 
     def __post_init__(self) -> None:
         s = object.__setattr__
-        u = 3 if self.batched else 2
-        ia = [u, 0] if self.transpose_a else [0, u]
-        ib = [1, u] if self.transpose_b else [u, 1]
-        if self.batched:
-            ia.append(2)
-            ib.append(2)
-        nc = 3 if self.batched else 2
+        if self.contraction is not None:
+            nc, ia, ib = self.contraction[0], list(self.contraction[1]), list(self.contraction[2])
+            s(self, "index_assignments_ld", _DEFAULT_LD)
+        else:
+            u = 3 if self.batched else 2
+            ia = [u, 0] if self.transpose_a else [0, u]
+            ib = [1, u] if self.transpose_b else [u, 1]
+            if self.batched:
+                ia.append(2)
+                ib.append(2)
+            nc = 3 if self.batched else 2
+            s(self, "index_assignments_ld", tuple(range(nc + 1, nc + 5)))
         s(self, "index_assignments_a", tuple(ia))
         s(self, "index_assignments_b", tuple(ib))
         s(self, "num_indices_c", nc)
-        s(self, "index_assignments_ld", tuple(range(nc + 1, nc + 5)))
         total = max(max(ia), max(ib)) + 1
         s(self, "total_indices", total)
         s(self, "indices_free", tuple(i for i in range(nc) if (i in ia) != (i in ib)))
@@ -195,6 +209,11 @@ class ProblemType:
         return 0 if self.index01_a < self.index01_b else 1
 
     @property
+    def is_gemm_shaped(self) -> bool:
+        """Two free indices, at most one batch index and one summation index: what a GEMM kernel computes."""
+        return len(self.indices_free) == 2 and len(self.indices_batch) <= 1 and len(self.indices_summation) == 1
+
+    @property
     def is_hpa_type(self) -> bool:
         return (self.data_type.char, self.dest_type.char, self.compute_type.char) in HPA_TYPES
 
@@ -208,9 +227,10 @@ class ProblemType:
                 raise UserError(f"{where}: unknown ProblemType key {key!r}{nearest(str(key), KNOWN_KEYS)}")
         v = {**_INPUT_DEFAULTS, **d}
         op = v["OperationType"]
-        if op != "GEMM":
-            raise UserError(f"{where}: OperationType {op!r} is not supported yet (TensorContraction and convolutions "
-                            f"come later); only GEMM problem types can be read now")
+        if op not in ("GEMM", "TensorContraction"):
+            raise UserError(f"{where}: OperationType {op!r} is not supported yet (convolutions come later); "
+                            f"use GEMM or TensorContraction")
+        contraction = _contraction(d, where) if op == "TensorContraction" else None
         if v["DataType"] is None:
             raise UserError(f"{where}: DataType is required (e.g. DataType: s)")
         ti = data_type(v["DataType"], f"{where}: DataType")
@@ -232,8 +252,11 @@ class ProblemType:
                 raise UserError(f"{where}: {key} {v[key]!r} is not supported yet; remove it")
         xdl = v["F32XdlMathOp"]
         xdl_type = None if xdl in (0, None, "s", "S") else data_type(xdl, f"{where}: F32XdlMathOp")
+        if contraction is not None:  # Tensile ignores TransposeA/B and Batched here; ours follow the indices
+            probe = cls(data_type=ti, dest_type=to, compute_type=tc, contraction=contraction)
+            flags.update(TransposeA=not probe.tlu_a, TransposeB=probe.tlu_b, Batched=bool(probe.indices_batch))
         pt = cls(
-            data_type=ti, dest_type=to, compute_type=tc,
+            data_type=ti, dest_type=to, compute_type=tc, operation_type=op, contraction=contraction,
             transpose_a=flags["TransposeA"], transpose_b=flags["TransposeB"], batched=flags["Batched"],
             strided_batched=flags["StridedBatched"], use_beta=flags["UseBeta"],
             high_precision_accumulate=flags["HighPrecisionAccumulate"],
@@ -246,9 +269,11 @@ class ProblemType:
         derived = pt.to_logic_dict()
         for key in _DERIVED_KEYS:
             if key in d and _norm(d[key]) != _norm(derived[key]):
+                what = (f"IndexAssignmentsA {list(pt.index_assignments_a)}, IndexAssignmentsB "
+                        f"{list(pt.index_assignments_b)}" if contraction else f"TransposeA {pt.transpose_a}, "
+                        f"TransposeB {pt.transpose_b}, Batched {pt.batched}")
                 raise UserError(f"{where}: derived key {key} is {d[key]!r} in the file but recomputes to "
-                                f"{derived[key]!r} for this GEMM (TransposeA {pt.transpose_a}, TransposeB "
-                                f"{pt.transpose_b}, Batched {pt.batched}); fix or remove it")
+                                f"{derived[key]!r} for this {op} ({what}); fix or remove it")
         return pt
 
     # ---- names
@@ -309,7 +334,8 @@ class ProblemType:
             "IndexUnrollB": ib.index(self.index_unroll), "IndicesBatch": list(self.indices_batch),
             "IndicesFree": list(self.indices_free), "IndicesSummation": list(self.indices_summation),
             "MirrorDimsA": [], "MirrorDimsB": [], "NumIndicesBatch": len(self.indices_batch),
-            "NumIndicesC": self.num_indices_c, "NumIndicesFree": len(self.indices_free), "NumIndicesLD": 4,
+            "NumIndicesC": self.num_indices_c, "NumIndicesFree": len(self.indices_free),
+            "NumIndicesLD": 0 if self.contraction is not None else 4,
             "NumIndicesSummation": len(self.indices_summation), "OperationType": self.operation_type,
             "SetConstStrideA": [], "SetConstStrideB": [], "SilentHighPrecisionAccumulate": self.silent_hpa,
             "StochasticRounding": self.stochastic_rounding, "StridedBatched": self.strided_batched,
@@ -329,6 +355,34 @@ class ProblemType:
             "stridedBatched": self.strided_batched, "useBeta": self.use_beta,
             "useInitialStridesAB": self.use_initial_strides_ab, "useInitialStridesCD": self.use_initial_strides_cd,
         }
+
+
+def _contraction(d: Mapping[str, Any], where: str) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """NumIndicesC and IndexAssignmentsA/B of a TensorContraction, checked as Tensile's assignDerivedParameters
+    checks them: each C index in A or B, each other index in both (summation), no duplicates, two free indices."""
+    nc, ia, ib = d.get("NumIndicesC"), d.get("IndexAssignmentsA"), d.get("IndexAssignmentsB")
+    ok = (isinstance(nc, int) and not isinstance(nc, bool) and nc >= 2 and all(
+        isinstance(x, list) and x and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in x)
+        for x in (ia, ib)))
+    if not ok:
+        raise UserError(f"{where}: a TensorContraction needs NumIndicesC (an integer >= 2) and IndexAssignmentsA/B "
+                        f"(lists of index numbers), e.g. NumIndicesC: 3, IndexAssignmentsA: [0, 3, 2], "
+                        f"IndexAssignmentsB: [3, 1, 2]")
+    for name, x in (("IndexAssignmentsA", ia), ("IndexAssignmentsB", ib)):
+        if len(set(x)) != len(x):
+            raise UserError(f"{where}: {name} {x} repeats an index; each index appears once per tensor")
+    total = max(ia + ib) + 1
+    for i in range(total):
+        in_a, in_b = i in ia, i in ib
+        if i < nc and not (in_a or in_b):
+            raise UserError(f"{where}: C index {i} is in neither IndexAssignmentsA {ia} nor IndexAssignmentsB {ib}")
+        if i >= nc and not (in_a and in_b):
+            raise UserError(f"{where}: summation index {i} must be in both IndexAssignmentsA {ia} and "
+                            f"IndexAssignmentsB {ib}")
+    if sum(1 for i in range(nc) if (i in ia) != (i in ib)) < 2 or total == nc:
+        raise UserError(f"{where}: IndexAssignmentsA {ia} and IndexAssignmentsB {ib} need two free indices and a "
+                        f"summation index (AllowNoFreeDims is not supported)")
+    return nc, tuple(ia), tuple(ib)
 
 
 def _norm(v: Any) -> Any:

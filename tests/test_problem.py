@@ -75,8 +75,42 @@ def test_conjugate_shows_in_operation_identifier():
 
 
 def test_other_operation_types_are_rejected_with_a_sentence():
-    with pytest.raises(UserError, match="OperationType 'TensorContraction' is not supported yet"):
+    with pytest.raises(UserError, match="OperationType 'ConvolutionForward' is not supported yet"):
+        ProblemType.from_dict({"OperationType": "ConvolutionForward", "DataType": "s"}, "x.yaml: ProblemType")
+    with pytest.raises(UserError, match="x.yaml: ProblemType: a TensorContraction needs NumIndicesC"):
         ProblemType.from_dict({"OperationType": "TensorContraction", "DataType": "s"}, "x.yaml: ProblemType")
+
+
+def contraction(nc, ia, ib, **kw):
+    return ProblemType.from_dict({"OperationType": "TensorContraction", "DataType": "s", "NumIndicesC": nc,
+                                  "IndexAssignmentsA": ia, "IndexAssignmentsB": ib, **kw}, "x.yaml: ProblemType")
+
+
+def test_a_gemm_shaped_contraction_has_the_gemm_indices_and_tensile_ld_keys():
+    for ta, tb in ((False, False), (True, False), (False, True), (True, True)):
+        g = gemm(TransposeA=ta, TransposeB=tb)
+        # TensorContraction ignores TransposeA/B: the index assignments decide (here the opposite flags are given)
+        c = contraction(3, list(g.index_assignments_a), list(g.index_assignments_b), TransposeA=not ta,
+                        TransposeB=not tb)
+        assert c.name == g.name and c.operation_identifier == g.operation_identifier
+        assert (c.transpose_a, c.transpose_b, c.batched, c.tlu_a, c.tlu_b) == (ta, tb, True, g.tlu_a, g.tlu_b)
+        assert c.is_gemm_shaped and c != g
+        d = c.to_logic_dict()  # Tensile: NumIndicesLD 0 and the default IndexAssignmentsLD for a contraction
+        assert (d["OperationType"], d["NumIndicesLD"], d["IndexAssignmentsLD"]) == ("TensorContraction", 0, [3, 4, 5, 6])
+        assert ProblemType.from_dict(d) == c
+        assert g.to_logic_dict()["IndexAssignmentsLD"] == [4, 5, 6, 7]
+
+
+def test_a_contraction_with_several_free_and_batch_indices():
+    # C[i,j,k,l] = sum_m A[i,m,k,l] B[m,j,l]: free i, k (in A) and j (in B), batch l, summation m
+    c = contraction(4, [0, 4, 2, 3], [4, 1, 3])
+    assert c.indices_free == (0, 1, 2) and c.indices_batch == (3,) and c.indices_summation == (4,)
+    assert c.index_unroll == 4 and c.name == "Cijkl_Aimkl_Bmjl_SB" and not c.is_gemm_shaped
+    assert ProblemType.from_dict(c.to_logic_dict()) == c
+    for bad, message in ((([0, 0, 3], [3, 1]), "repeats an index"), (([0, 2], [1]), "summation index 2 must be in both"),
+                         (([0, 3], [3]), "C index 1 is in neither")):
+        with pytest.raises(UserError, match=message):
+            contraction(2, *bad)
 
 
 def test_unknown_key_names_the_nearest_valid_one():
