@@ -1,5 +1,5 @@
 """tensile-asm emit / verify / inspect, run in-process: solution files, logic files with --index, solution
-dicts copied out of logic files (derived keys checked), and user errors as one sentence with exit code 2,
+dicts copied out of logic files (derived keys recomputed), and user errors as one sentence with exit code 2,
 no traceback and no output files."""
 
 import json
@@ -115,13 +115,16 @@ def test_a_solution_dict_as_it_appears_in_a_logic_file(tmp_path, capsys):
     capsys.readouterr()
     [a], [b] = out.glob("*.s"), (tmp_path / "o2").glob("*.s")
     assert a.read_text() == b.read_text()
-    for key, value in (("MacroTile0", stored["MacroTile0"] * 2), ("LdsNumElements", stored["LdsNumElements"] + 1),
-                       ("NumLoadsA", stored["NumLoadsA"] + 1)):
-        bad = write(tmp_path / f"bad_{key}.yaml", {**stored, key: value})
-        dest = tmp_path / f"out_{key}"
-        one_sentence_error(capsys, ["emit", "--arch", "gfx90a", "--solution", str(bad), "-o", str(dest)],
-                           str(bad), f"derived key {key} is stored as {value!r} but recomputes to {stored[key]!r}")
-        assert not dest.exists()
+    # derived keys are recomputed from the parameters, as Tensile's TensileCreateLibrary does: a stored value of
+    # another rule (or a wrong one) changes nothing in the kernel
+    other = {**stored, "MacroTile0": stored["MacroTile0"] * 2, "LdsNumElements": stored["LdsNumElements"] + 1,
+             "NumLoadsA": stored["NumLoadsA"] + 1}
+    dest = tmp_path / "out_other"
+    assert main(["emit", "--arch", "gfx90a", "--solution", str(write(tmp_path / "other.yaml", other)),
+                 "-o", str(dest)]) == 0
+    capsys.readouterr()
+    [c] = dest.glob("*.s")
+    assert c.read_text() == a.read_text()
 
 
 def test_user_errors_are_one_sentence_exit_2_and_leave_no_files(tmp_path, capsys):

@@ -89,7 +89,7 @@ def _arch_fields(value: Any, where: str) -> tuple[str, int | None, int | None]:
 
 
 def _parse_solutions(raw_solutions: Any, pt: ProblemType | None, pt_error: str | None, arch: str,
-                     path: Path) -> list[LogicEntry]:
+                     path: Path, version: str = "") -> list[LogicEntry]:
     if not isinstance(raw_solutions, list):
         raise UserError(f"{path}: the solutions entry must be a list of solution mappings")
     isa = isa_from_arch(arch) if arch.startswith("gfx") else None
@@ -103,7 +103,7 @@ def _parse_solutions(raw_solutions: Any, pt: ProblemType | None, pt_error: str |
             d = dict(raw) if isinstance(raw, dict) else raw
             if isinstance(d, dict) and d.get("KernelLanguage") == "Assembly" and isa is not None:
                 d["ISA"] = isa  # Tensile re-targets assembly solutions to the file's architecture
-            sol = Solution.from_dict(d, where=where, problem_type=pt, defaults_from="tensile")
+            sol = Solution.from_dict(d, where=where, problem_type=pt, defaults_from="tensile", version=version)
             if sol.index is None:
                 sol.index = i
             entries.append(LogicEntry(i, raw, sol, None))
@@ -125,7 +125,7 @@ def read_logic_file(path: str | Path, data: Any = None) -> LogicFile:
     version = (data[0] or {}).get("MinimumRequiredVersion", "") if isinstance(data[0], dict) else ""
     arch, cu, apu = _arch_fields(data[2], f"{path}: entry 2")
     pt, pt_error = _problem_type(data[4], path)
-    entries = _parse_solutions(data[5], pt, pt_error, arch, path)
+    entries = _parse_solutions(data[5], pt, pt_error, arch, path, str(version))
     extra = list(data) + [None] * (14 - len(data))
     sel = selection_from_list(data, len(entries), path)
     return LogicFile(
@@ -151,7 +151,8 @@ def _read_dict_form(path: Path, data: dict[str, Any]) -> LogicFile:
             raise UserError(f"{path}: a dict-form logic file needs a {key} key")
     arch = data.get("ArchitectureName", "fallback")
     pt, pt_error = _problem_type(data["ProblemType"], path)
-    entries = _parse_solutions(data["Solutions"], pt, pt_error, arch, path)
+    entries = _parse_solutions(data["Solutions"], pt, pt_error, arch, path,
+                               str(data.get("MinimumRequiredVersion", "")))
     sel = selection_from_dict(data, len(entries), path)
     return LogicFile(
         path=path, version=str(data.get("MinimumRequiredVersion", "")), schedule=str(data.get("ScheduleName", "")),

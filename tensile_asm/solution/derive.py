@@ -237,8 +237,9 @@ class _Deriver(LayoutMixin):
                  MatrixInstBM=bm, MatrixInstBN=bn, MIBlock=[m, n, kk, b, bm, bn], MIWaveGroup=wave_group,
                  MIWaveTile=wave_tile, MIWaveTileA=wave_tile[0 if a_is_0 else 1],
                  MIWaveTileB=wave_tile[1 if a_is_0 else 0], MIInputPerThread=mipt,
-                 MIRegPerOut=2 if self.pt.compute_type.bytes >= 8 else 1,
-                 MIOutputVectorWidth=4 if self.pt.compute_type.bytes < 8 else 1)
+                 # Tensile's getMIOutputInfo: f64 MFMA output (D and Z inputs) is 1 x 2 registers, else 4 x 1
+                 MIRegPerOut=2 if self.pt.data_type.char in ("D", "Z") else 1,
+                 MIOutputVectorWidth=1 if self.pt.data_type.char in ("D", "Z") else 4)
         self.out.update(matrix_instruction=(m, n, kk, b), mi_wave_group=tuple(wave_group),
                         mi_wave_tile=tuple(wave_tile))
 
@@ -310,10 +311,30 @@ class _Deriver(LayoutMixin):
         if p["GlobalSplitU"] > 1:
             if not p["GlobalSplitUSummationAssignmentRoundRobin"] and p["LoopTail"]:
                 self.reject("GlobalSplitU > 1 with LoopTail needs GlobalSplitUSummationAssignmentRoundRobin true")
-            ok = pt.data_type.char == "S" or pt.dest_type.char == "I" or (
-                p["KernelLanguage"] == "Assembly" and pt.data_type.char == "H" and not pt.high_precision_accumulate)
+            # Tensile 4.44's list: single, 8-bit float, double with BufferStore, int32 C/D, half compute in
+            # assembly, any type with a workspace (_GlobalAccumulation), any MFMA kernel
+            ok = (pt.data_type.char in ("S", "F8", "B8", "F8B8", "B8F8") or pt.dest_type.char == "I"
+                  or (pt.data_type.char == "D" and p["BufferStore"])
+                  or (p["KernelLanguage"] == "Assembly" and pt.compute_type.char == "H")
+                  or self._accumulation()[0] is not None or self.mfma)
             if not ok:
-                self.reject(f"GlobalSplitU > 1 does not support data type {pt.data_type.char} here")
+                self.reject(f"GlobalSplitU > 1 does not support data type {pt.data_type.char} without a workspace "
+                            f"(Tensile: single, double, half compute, int32 C/D or MFMA only); use "
+                            f"GlobalSplitUAlgorithm MultipleBuffer")
+
+    def _accumulation(self) -> tuple[str | None, int]:
+        """Tensile 4.44's _GlobalAccumulation and _WorkspaceSizePerElemC: MultipleBuffer keeps GSU partial tiles
+        in a workspace; SingleBuffer needs one only to convert the compute type to a different C/D type (HHS,
+        BBS; not int8's I/I); Stream-K with StreamKAtomic 0 keeps partial tiles (PartialsBuffer)."""
+        p, pt = self.p, self.pt
+        gsu, tc_bytes = p["GlobalSplitU"], pt.compute_type.bytes
+        if p["StreamK"] > 0 and p["StreamKAtomic"] == 0:
+            return "PartialsBuffer", tc_bytes
+        if gsu > 1 and p["GlobalSplitUAlgorithm"] == "MultipleBuffer":
+            return "MultipleBuffer", tc_bytes * gsu
+        if gsu > 1 and pt.compute_type.char != pt.dest_type.char:
+            return "SingleBuffer", tc_bytes
+        return None, 0
 
     def _loop(self, lsu: int) -> None:
         p, k = self.p, self.k
@@ -352,13 +373,7 @@ class _Deriver(LayoutMixin):
         ic = "IJKLMNOPQRSTUVWXYZ"
         k.update(PackedC0IdxChars=[ic[pt.index01_a]], PackedC0IndicesX=[pt.index01_a],
                  PackedC1IdxChars=[ic[pt.index01_b]], PackedC1IndicesX=[pt.index01_b])
-        gsu, tc_bytes = p["GlobalSplitU"], pt.compute_type.bytes
-        if gsu > 1 and p["GlobalSplitUAlgorithm"] == "MultipleBuffer":
-            acc, ws = "MultipleBuffer", tc_bytes * gsu
-        elif gsu > 1 and pt.high_precision_accumulate:
-            acc, ws = "SingleBuffer", tc_bytes
-        else:
-            acc, ws = None, 0
+        acc, ws = self._accumulation()
         k.update(_GlobalAccumulation=acc, _WorkspaceSizePerElemC=ws,
                  LocalWriteUseSgprA=bool(p["DirectToLdsA"]), LocalWriteUseSgprB=bool(p["DirectToLdsB"]))
         self.out.update(guarantee_no_partial_a=gnp["A"], guarantee_no_partial_b=gnp["B"], use_sgpr_for_gro=bool(usf),

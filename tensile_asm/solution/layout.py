@@ -67,7 +67,8 @@ class LdsTiles:
     one_buffer: bool = False  # 1LDSBuffer: ... but the kernel allocates only one
     reduction_elements: int = 0  # LocalSplitU's partial tiles after the loop (the tiles are dead by then)
     remap_bytes: int = 0  # MFMA StoreRemapVectorWidth: C through LDS
-    occupancy_bytes: int = 0  # 64 KiB / MaxOccupancy: the least the kernel allocates
+    occupancy_bytes: int = 0  # the least the kernel allocates (MaxOccupancy), in bytes at the A/B type's size
+    reduction_bytes: int = 0  # the partial tiles in the compute type's bytes (Tensile's count; the larger wins)
 
     def layout(self, element_bytes: int) -> LdsLayout:
         """A's tile, B's at the next 256-byte boundary; with PrefetchGlobalRead the second buffer at the next
@@ -76,7 +77,8 @@ class LdsTiles:
         aligned_a, aligned_b = ceil_div(self.tile_a, align) * align, ceil_div(self.tile_b, align) * align
         blk = next_pow2(aligned_a + aligned_b) if self.double_buffer else None
         tiles = aligned_a + self.tile_b if blk is None or self.one_buffer else blk + aligned_a + self.tile_b
-        num = max(tiles, self.reduction_elements, ceil_div(self.remap_bytes, element_bytes),
+        num = max(tiles, self.reduction_elements, ceil_div(self.reduction_bytes, element_bytes),
+                  ceil_div(self.remap_bytes, element_bytes),
                   self.occupancy_bytes // element_bytes)
         return LdsLayout(element_bytes, aligned_a, aligned_b, aligned_a, blk, None if blk is None else blk + aligned_a,
                          num, 1 if blk is None or self.one_buffer else 2)
@@ -251,8 +253,14 @@ class LayoutMixin:
         if self.mfma and p["StoreRemapVectorWidth"] > 0:  # C is remapped through LDS for wider stores
             pad = max(p["StoreRemapVectorWidth"], k["MIOutputVectorWidth"])
             remap = (mt0 + pad) * k["MatrixInstN"] * k["MIWaveGroup"][1] * self.pt.dest_type.bytes
+        # Tensile counts the occupancy floor, 64 KiB / MaxOccupancy, in elements of the C/D type, then uses that
+        # count as A/B elements (SolutionStructs: ldsNumElementsOccupancy = ldsSizeOccupancy // DestDataType bytes)
+        occupancy = MAX_LDS_BYTES // p["MaxOccupancy"] // self.pt.dest_type.bytes * bpe
+        # LocalSplitU's partial tiles: one element each, and compute-type values (Tensile counts compute bytes //
+        # A/B bytes A/B elements each: 2 for BBS/HHS, 4 for int8)
+        reduction = lsu * mt0 * mt1 if lsu > 1 else 0
         out["lds"] = tiles = LdsTiles(sizes["A"], sizes["B"], bool(p["PrefetchGlobalRead"]), p["1LDSBuffer"] == 1,
-                                      lsu * mt0 * mt1 if lsu > 1 else 0, remap, MAX_LDS_BYTES // p["MaxOccupancy"])
+                                      reduction, remap, occupancy, reduction * self.pt.compute_type.bytes)
         lay = tiles.layout(bpe)
         k.update(LdsOffsetA=0, LdsOffsetB=lay.offset_b)
         if lay.offset_a_blk is not None:

@@ -2,17 +2,22 @@
 
 ``Solution.from_dict`` takes a solution dict with Tensile's parameter names at the top level (as in a
 tuning config fork, our own solution files, or a logic file's solution list). Keys that are derived are
-recomputed and must agree with the stored values; keys of older Tensile versions are kept verbatim.
+recomputed, as Tensile's own TensileCreateLibrary recomputes them: a stored value that differs is the rule of
+the Tensile version that wrote the file (recorded in ``stored_differences``, explained in
+docs/logic-versions.md), except for the keys Tensile keeps from the file (``catalogue.FILE_WINS``). Keys of
+older Tensile versions are kept verbatim; old spellings of parameters (``catalogue.ALIASES``) are read as the
+parameter they name.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
 from tensile_asm.errors import UserError
 from tensile_asm.problem import ProblemType, nearest
-from tensile_asm.solution.catalogue import DERIVED_KEYS, LEGACY_KEYS, PARAMS, defaults, normalise
+from tensile_asm.solution.catalogue import ALIASES, DERIVED_KEYS, FILE_WINS, LEGACY_KEYS, PARAMS, defaults, normalise
 from tensile_asm.solution.derive import Derived, derive
 
 # Derived keys that are bookkeeping, not values to recompute.
@@ -31,12 +36,15 @@ class Solution:
 
     ``rejection`` is the one reason the solution is invalid (``None`` when valid); ``validate()`` raises it.
     ``legacy`` holds keys of older Tensile versions (kept verbatim). ``index`` and ``stored_name`` are the
-    ``SolutionIndex`` and ``SolutionNameMin`` a logic file gave it, if any.
+    ``SolutionIndex`` and ``SolutionNameMin`` a logic file gave it, if any. ``stored_differences`` maps each
+    derived key the file stores with another value than the derivation gives to ``(stored, derived)``;
+    ``version`` is the Tensile version that wrote the file ("" if unknown).
     """
 
     def __init__(self, problem_type: ProblemType, params: dict[str, Any], derived: Derived,
                  derived_keys: dict[str, Any], rejection: str | None, legacy: dict[str, Any] | None = None,
-                 where: str = "solution", index: int | None = None, stored_name: str | None = None):
+                 where: str = "solution", index: int | None = None, stored_name: str | None = None,
+                 stored_differences: dict[str, tuple[Any, Any]] | None = None, version: str = ""):
         self.problem_type = problem_type
         self.params = params
         self.derived = derived
@@ -46,12 +54,15 @@ class Solution:
         self.where = where
         self.index = index
         self.stored_name = stored_name
+        self.stored_differences = stored_differences or {}
+        self.version = version
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "solution", problem_type: ProblemType | None = None,
-                  defaults_from: str = "ours") -> "Solution":
+                  defaults_from: str = "ours", version: str = "") -> "Solution":
         """Build a solution. ``defaults_from`` is "ours" for solutions we write and "tensile" for logic files
-        written by Tensile (a key Tensile left out meant Tensile's default)."""
+        written by Tensile (a key Tensile left out meant Tensile's default); ``version`` is the writing Tensile's
+        version, kept for the record of stored derived values that differ."""
         if not isinstance(d, Mapping):
             raise UserError(f"{where}: expected a mapping of solution parameters, got {type(d).__name__}")
         pt = problem_type
@@ -72,6 +83,11 @@ class Solution:
         for key, value in d.items():
             if key == "ProblemType":
                 continue
+            if key in ALIASES:
+                if ALIASES[key] in d:
+                    legacy[key] = value  # the current spelling is given too: it wins
+                    continue
+                key = ALIASES[key]
             if key in PARAMS:
                 value = normalise(key, value)
                 if value is None and key == "MacroTile":
@@ -89,16 +105,20 @@ class Solution:
         if "ISA" in params:
             params["ISA"] = list(params["ISA"])
         derivation = derive(params, pt)
+        derived, keys = derivation.derived, derivation.keys
+        if FILE_WINS <= stored.keys():
+            kept = {k: (stored[k] or None) if k == "_GlobalAccumulation" else stored[k] for k in FILE_WINS}
+            keys.update(kept)
+            derived = replace(derived, global_accumulation=kept["_GlobalAccumulation"])
+        differences = {}
         for key, value in stored.items():
-            if key in _BOOKKEEPING or key not in derivation.keys:
+            if key in _BOOKKEEPING or key not in keys or key in FILE_WINS:
                 continue
-            ours = derivation.keys[key]
-            if not _same(value, ours):
-                raise UserError(f"{where}: derived key {key} is stored as {value!r} but recomputes to {ours!r}; "
-                                f"the file's parameters do not produce it (fix the parameters or drop the key)")
+            if not _same(value, keys[key]):
+                differences[key] = (value, keys[key])
         index = d.get("SolutionIndex")
-        return cls(pt, params, derivation.derived, derivation.keys, derivation.reason, legacy, where,
-                   index if isinstance(index, int) else None, d.get("SolutionNameMin"))
+        return cls(pt, params, derived, keys, derivation.reason, legacy, where,
+                   index if isinstance(index, int) else None, d.get("SolutionNameMin"), differences, version)
 
     # ---- validity
     @property
