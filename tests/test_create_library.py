@@ -155,15 +155,30 @@ def test_msgpack_format_and_no_merge_files(tmp_path):
 def test_unparsed_and_invalid_solutions_are_reported(tmp_path):
     logic = tmp_path / "logic"
     logic.mkdir()
-    shutil.copy(SHARED / "data/logic/rocblas/aldebaran_Cijk_Ailk_Bljk_SBIIc.yaml", logic)
+    text = (SHARED / "data/logic/rocblas/aldebaran_Cijk_Ailk_Bljk_SBIIc.yaml").read_text()
+    assert "OperationType: TensorContraction" in text
+    (logic / "aldebaran_Cijk_Ailk_Bljk_SBIIc.yaml").write_text(
+        text.replace("OperationType: TensorContraction", "OperationType: ConvolutionForward"))
     shutil.copy(EXAMPLE_DIR / "aldebaran_Cijk_Ailk_Bljk_SB.yaml", logic)
     report = create_library(logic, tmp_path / "out", "gfx90a", build=FakeBuilder())
     support = json.loads((tmp_path / "out/support.json").read_text())
-    contraction = [e for e in support if "SBIIc" in e["name"]]
-    assert len(contraction) == 5 and not any(e["built"] for e in contraction)
-    assert all("TensorContraction" in e["reason"] for e in contraction)
-    assert contraction[0]["name"] == "Cijk_Ailk_Bljk_SBIIc_MT64x64x16_SN_TT4_4_WG16_16_1"  # stored name
+    convolution = [e for e in support if "SBIIc" in e["name"]]
+    assert len(convolution) == 5 and not any(e["built"] for e in convolution)
+    assert all("OperationType 'ConvolutionForward' is not supported yet" in e["reason"] for e in convolution)
+    assert convolution[0]["name"] == "Cijk_Ailk_Bljk_SBIIc_MT64x64x16_SN_TT4_4_WG16_16_1"  # stored name
     assert len(report.built) == 5
+
+
+@needs_shared
+def test_a_tensor_contraction_reads_and_what_the_writer_lacks_is_a_kernel_reason():
+    from tensile_asm.isa.arch import load_arch
+    from tensile_asm.library.logic import read_logic_file
+    from tensile_asm.writer.build import supports
+
+    lf = read_logic_file(SHARED / "data/logic/rocblas/aldebaran_Cijk_Ailk_Bljk_SBIIc.yaml")
+    assert lf.failures == [] and len(lf.solutions) == 5 and lf.problem_type.operation_type == "TensorContraction"
+    assert all(s.valid for s in lf.solutions)
+    assert {supports(s, load_arch("gfx90a")) for s in lf.solutions} == {"UseInitialStrides is not implemented"}
 
 
 def test_a_kernel_that_cannot_be_written_is_reported_not_built(tmp_path):

@@ -61,7 +61,10 @@ def name_with(state: Mapping[str, Any], problem_type_name: str, required: Iterab
     """The name of ``state`` with tokens for the ``required`` keys (missing keys are skipped)."""
     if state.get("CustomKernelName"):
         return state["CustomKernelName"]
-    out = f"{problem_type_name}_MT{state['MacroTile0']}x{state['MacroTile1']}x{state['DepthU']}_"
+    out = f"{problem_type_name}_"
+    # as Tensile's getNameMin: the tile only when derived (a solution rejected before its tiles has none)
+    if all(k in state for k in ("MacroTile0", "MacroTile1", "DepthU")):
+        out += f"MT{state['MacroTile0']}x{state['MacroTile1']}x{state['DepthU']}_"
     if state.get("EnableMatrixInstruction") and "MatrixInstM" in state:
         out += f"MI{state['MatrixInstM']}x{state['MatrixInstN']}x{state['MatrixInstK']}x{state['MatrixInstB']}_"
     out += "SE_" if state.get("LdcEqualsLdd") else "SN_"

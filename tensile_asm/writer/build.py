@@ -77,7 +77,25 @@ def _problem_reason(solution) -> str | None:
         return "general (pointer-array) batched GEMM is not implemented"
     if getattr(pt, "use_initial_strides_ab", False) or getattr(pt, "use_initial_strides_cd", False):
         return "UseInitialStrides is not implemented"
+    if not getattr(pt, "is_gemm_shaped", True):
+        return (f"TensorContraction {pt.name} has {len(pt.indices_free)} free, {len(pt.indices_batch)} batch and "
+                f"{len(pt.indices_summation)} summation indices; the writer builds GEMM-shaped ones (2, 0..1, 1)")
     return None
+
+
+def _stored_reason(solution) -> str | None:
+    """An MFMA solution whose file stores a derived value other than ours: the MFMA derivation does not yet
+    reproduce every Tensile version's rule (docs/logic-versions.md), so such a kernel is not built from a
+    derivation the file contradicts. (VALU differences are older versions' rules that Tensile 4.44 also
+    replaces on reading; they are built as Tensile builds them.)"""
+    diffs = getattr(solution, "stored_differences", {})
+    if not diffs or not solution.derived.is_mfma:
+        return None
+    key = sorted(diffs)[0]
+    stored, ours = diffs[key]
+    version = f" (written by Tensile {solution.version})" if getattr(solution, "version", "") else ""
+    return (f"MFMA derived key {key} is {stored!r} in the file{version} but {ours!r} by this derivation; "
+            f"MFMA kernels are built only where the two agree")
 
 
 def supports(solution, arch: Arch) -> str | None:
@@ -94,6 +112,9 @@ def supports(solution, arch: Arch) -> str | None:
     mi = params.get("MatrixInstruction") or []
     if mi or params.get("EnableMatrixInstruction"):
         return "MatrixInstruction (MFMA) kernels are not implemented"
+    reason = _stored_reason(solution)
+    if reason:
+        return reason
     for name, accepted, why in FEATURE_LIMITS:
         if name in params and _value(params[name]) not in accepted:
             return f"{name}={params[name]}: {why}"
