@@ -1,0 +1,176 @@
+"""Logic files of every Tensile version read: keys of older and newer versions, derived values another version
+derives differently, ProblemTypes of other versions (docs/logic-versions.md).
+
+The fast tests read one real solution per problem class (tests/data/logic_versions.yaml, copied from rocBLAS's
+logic by tools/logic_versions_sample.py); ``--slow`` walks every logic file in ../shared/data/logic.
+"""
+
+import collections
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.library.fileio import dump_yaml
+from tensile_asm.library.logic import read_logic_file
+from tensile_asm.problem import ProblemType
+from tensile_asm.solution import Solution, min_names
+from tensile_asm.solution.catalogue import ALIASES, DERIVED_KEYS, FILE_WINS, LEGACY_KEYS, PARAMS
+from tensile_asm.solution.derive import isa_from_arch
+from tensile_asm.writer.build import supports
+
+SAMPLE = Path(__file__).resolve().parent / "data" / "logic_versions.yaml"
+LOGIC = Path(__file__).resolve().parents[2] / "shared" / "data" / "logic"
+
+
+@lru_cache(maxsize=None)
+def cases() -> dict:
+    return {(c["file"].rsplit("/", 1)[1], c["index"]): c for c in yaml.load(SAMPLE.read_text(),
+                                                                             Loader=yaml.CSafeLoader)}
+
+
+def read(name: str, index: int) -> Solution:
+    c = cases()[(name, index)]
+    pt = ProblemType.from_dict(c["ProblemType"], f"{name}: ProblemType")
+    raw = dict(c["solution"])
+    if raw.get("KernelLanguage") == "Assembly":
+        raw["ISA"] = isa_from_arch(c["architecture"])
+    return Solution.from_dict(raw, where=f"{name}: solution {index}", problem_type=pt, defaults_from="tensile",
+                              version=c["version"])
+
+
+def test_every_key_of_the_sample_is_known_to_the_catalogue():
+    for c in cases().values():
+        for key in c["solution"]:
+            assert key == "ProblemType" or key in PARAMS or key in DERIVED_KEYS or key in LEGACY_KEYS \
+                or key in ALIASES, (c["file"], key)
+
+
+def test_parameters_of_other_versions_read_with_their_meaning():
+    s = read("vega10_Cijk_Ailk_Bljk_DB.yaml", 1)  # Tensile 4.6 spelled it SuppresssNoLoadLoop
+    assert cases()[("vega10_Cijk_Ailk_Bljk_DB.yaml", 1)]["solution"]["SuppresssNoLoadLoop"] is True
+    assert "SuppresssNoLoadLoop" not in s.params and "SuppresssNoLoadLoop" not in s.legacy
+    assert s.params["SuppressNoLoadLoop"] is True  # the derivation keeps it: buffer loads, PGR, GSU 1
+    zb = read("aldebaran_Cijk_Ailk_Bljk_ZB.yaml", 162)  # 4.28: newer parameters, speed and selection only
+    assert (zb.params["AssertAIGreaterThanEqual"], zb.params["AssertAILessThanEqual"], zb.params["DebugStreamK"],
+            zb.params["StreamKXCCMapping"], zb.params["DelayRemainingArguments"]) == (-1, -1, 0, 0, False)
+    lm = read("arcturus_Cijk_Alik_Bljk_SB.yaml", 0)  # 4.20's LinearModel annotation is kept, not a parameter
+    assert isinstance(lm.legacy["LinearModel"], dict) and "LinearModel" not in lm.naming_state() or \
+        not LEGACY_KEYS["LinearModel"]
+    old = read("arcturus_Cijk_Alik_Bljk_BBS_BH.yaml", 13)  # 4.14's InstSplit parameter and MIWG derived keys
+    assert {"InstSplit", "MIWG0", "MIWG1", "_NumElemPerMfmaInput"} <= old.legacy.keys()
+    assert read("aldebaran_Cijk_Alik_Bljk_DB.yaml", 5).legacy["allowLRVWforTLUandMI"] is False
+    assert read("aquavanjaram942_Cijk_Ailk_Bljk_BBS_BH.yaml", 34).params["ExtraLatencyForLR"] == -20  # 4.36
+
+
+def test_problem_types_of_other_versions():
+    # Tensile 4.7 wrote IndexAssignmentLDA/B/C into each solution's own ProblemType
+    dbs = read("vega20_Cijk_Ailk_Bljk_DB.yaml", 36)
+    assert "IndexAssignmentLDA" in cases()[("vega20_Cijk_Ailk_Bljk_DB.yaml", 36)]["solution"]["ProblemType"]
+    assert dbs.problem_type.name == "Cijk_Ailk_Bljk_DB"
+    # a TensorContraction: Tensile's default IndexAssignmentsLD [3, 4, 5, 6] with NumIndicesLD 0
+    tc = read("aquavanjaram942_Cijk_Ailk_Bljk_SBIIc.yaml", 0)
+    pt = tc.problem_type
+    assert (pt.operation_type, pt.name, pt.index_assignments_ld) == ("TensorContraction", "Cijk_Ailk_Bljk_SBIIc",
+                                                                     (3, 4, 5, 6))
+    assert tc.valid and supports(tc, load_arch("gfx942")) == "UseInitialStrides is not implemented"
+
+
+def diff(name: str, index: int) -> dict:
+    return read(name, index).stored_differences
+
+
+def test_stored_values_of_older_rules_are_recorded_and_recomputed():
+    # FractionalLoad's width search (4.6-4.7): Tensile 4.44 derives another width, as we do
+    assert diff("vega20_Cijk_Ailk_Bljk_DB.yaml", 66)["GlobalLoadVectorWidthA"] == (2, 1)
+    # 4.6 computed GuaranteeNoPartial for the non-TLU operand too; 4.44 only for the TLU one
+    assert diff("vega10_Cijk_Alik_Bljk_DB.yaml", 0)["GuaranteeNoPartialA"] == (False, True)
+    # 4.31 counted LocalSplitU's reduction in A/B elements; 4.44 in compute-type bytes (HHS: twice)
+    assert diff("aldebaran_Cijk_Ailk_Bljk_HHS_BH.yaml", 241)["LdsNumElements"] == (1280, 2048)
+    # 4.23's MFMA global loads were 4 wide where 4.44 derives GlobalReadVectorWidth
+    assert diff("arcturus_Cijk_Ailk_Bljk_BSS_BH.yaml", 2)["GlobalLoadVectorWidthA"] == (4, 8)
+
+
+def test_values_our_derivation_now_takes_from_tensile_444():
+    # LdsNumElements: the occupancy floor is 64 KiB / MaxOccupancy in C/D elements (HSS: 409, not 819) ...
+    hss = read("vega20_Cijk_Ailk_Bljk_HSS_BH.yaml", 48)
+    assert hss.stored_differences == {} and hss.derived_keys["LdsNumElements"] == 512
+    # ... and the LocalSplitU reduction in compute-type bytes (BBS: 2 x 16 x 4 x 32)
+    bbs = read("aldebaran_Cijk_Ailk_Bljk_BBS_BH.yaml", 203)
+    assert "LdsNumElements" not in bbs.stored_differences and bbs.derived_keys["LdsNumElements"] == 4096
+    # complex float MFMA: 4 outputs of one register each (only f64 outputs are 1 x 2 registers)
+    cb = read("aldebaran_Cijk_Ailk_Bljk_CB.yaml", 0)
+    assert (cb.derived_keys["MIOutputVectorWidth"], cb.derived_keys["MIRegPerOut"]) == (4, 1)
+    assert not {"MIOutputVectorWidth", "MIRegPerOut"} & cb.stored_differences.keys()
+
+
+def test_the_file_s_global_accumulation_is_kept_as_tensile_keeps_it():
+    assert FILE_WINS == {"_GlobalAccumulation", "_WorkspaceSizePerElemC"}
+    hhs = read("vega20_Cijk_Alik_Bljk_HHS_BH.yaml", 80)  # 4.6 wrote False for "none"
+    assert hhs.derived_keys["_GlobalAccumulation"] is None and hhs.derived.global_accumulation is None
+    db = read("aldebaran_Cijk_Alik_Bljk_DB_GB.yaml", 0)  # 4.7: GSU > 1, MultipleBuffer, stored None
+    raw = cases()[("aldebaran_Cijk_Alik_Bljk_DB_GB.yaml", 0)]["solution"]
+    assert raw["GlobalSplitU"] > 1 and raw["GlobalSplitUAlgorithm"] == "MultipleBuffer"
+    assert db.derived.global_accumulation is None and db.derived_keys["_WorkspaceSizePerElemC"] == 0
+    assert db.stored_differences == {}
+
+
+def test_an_mfma_derivation_the_file_contradicts_is_a_kernel_reason(monkeypatch):
+    s = read("aquavanjaram942_Cijk_Ailk_Bljk_SB.yaml", 61)  # 4.31: Tensile 4.44 derives what the file stores
+    assert s.valid and s.stored_differences["GlobalLoadVectorWidthA"] == (4, 2)
+    from tensile_asm.writer import build
+
+    assert build._stored_reason(s) == ("MFMA derived key GlobalLoadVectorWidthA is 4 in the file (written by Tensile "
+                                       "4.31.0) but 2 by this derivation; MFMA kernels are built only where the two "
+                                       "agree")
+    assert build._stored_reason(read("vega20_Cijk_Ailk_Bljk_DB.yaml", 66)) is None  # VALU: built as Tensile does
+
+
+def test_names_of_solutions_rejected_before_their_tile_is_derived():
+    # a 4x4 MFMA shape is rejected before the tile is derived: it has no MacroTile0 (was a KeyError)
+    bad = read("aldebaran_Cijk_AlikC_Bljk_ZB.yaml", 28)
+    good = read("aldebaran_Cijk_Ailk_Bljk_ZB.yaml", 162)
+    assert not bad.valid and "MacroTile0" not in bad.derived_keys
+    names = min_names([good, bad], kernel=True)
+    assert names[0].startswith("Cijk_Ailk_Bljk_ZB_MT128x32x16_MI16x16x4x1_SN_")
+    assert names[1].startswith("Cijk_AlikC_Bljk_ZB_SN_") and "_MT" not in names[1]
+
+
+def test_a_logic_file_of_sampled_solutions_reads_whole(tmp_path):
+    # the list form through read_logic_file, one file per sampled ProblemType
+    by_pt = collections.defaultdict(list)
+    for c in cases().values():
+        by_pt[(c["file"].rsplit("/", 1)[1], c["version"])].append(c)
+    for (name, version), group in by_pt.items():
+        c = group[0]
+        doc = [{"MinimumRequiredVersion": version}, name.split("_")[0], c["architecture"], ["x"], c["ProblemType"],
+               [g["solution"] for g in group], [0, 1, 2, 3], [[[64, 64, 1, 64], [0, 1.0]]], None, None,
+               "DeviceEfficiency"]
+        path = tmp_path / name
+        path.write_text(dump_yaml(doc))
+        lf = read_logic_file(path)
+        assert lf.failures == [] and len(lf.solutions) == len(group) and lf.version == version
+        assert all(s.version == version for s in lf.solutions)
+
+
+def test_every_logic_file_reads_without_a_reading_refusal(request):
+    if not request.config.getoption("--slow"):
+        pytest.skip("walks every logic file (minutes); run with --slow")
+    files = sorted(LOGIC.rglob("*.yaml"))
+    if not files:
+        pytest.skip(f"no logic files under {LOGIC}")
+    start, solutions, refusals, valid, differences = time.perf_counter(), 0, [], 0, collections.Counter()
+    for path in files:
+        lf = read_logic_file(path)  # a crash fails the test
+        assert lf.problem_type_error is None, lf.problem_type_error
+        solutions += len(lf.entries)
+        refusals += [e.error for e in lf.entries if e.error]
+        valid += sum(s.valid for s in lf.solutions)
+        differences.update(k for s in lf.solutions for k in s.stored_differences)
+    print(f"\nlogic files {len(files)}, solutions {solutions}, crashes 0, reading refusals {len(refusals)}, "
+          f"valid {valid}, with stored derived values of another rule "
+          f"{sum(1 for _ in differences.elements())} ({len(differences)} keys), {time.perf_counter() - start:.0f} s")
+    assert refusals == []
