@@ -20,6 +20,7 @@ from tensile_asm.problem import ProblemType
 from tensile_asm.solution import Solution, min_names
 from tensile_asm.solution.catalogue import ALIASES, DERIVED_KEYS, FILE_WINS, LEGACY_KEYS, PARAMS
 from tensile_asm.solution.derive import isa_from_arch
+from tensile_asm.solution.naming import nameable
 from tensile_asm.writer.build import supports
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "logic_versions.yaml"
@@ -58,8 +59,8 @@ def test_parameters_of_other_versions_read_with_their_meaning():
     assert (zb.params["AssertAIGreaterThanEqual"], zb.params["AssertAILessThanEqual"], zb.params["DebugStreamK"],
             zb.params["StreamKXCCMapping"], zb.params["DelayRemainingArguments"]) == (-1, -1, 0, 0, False)
     lm = read("arcturus_Cijk_Alik_Bljk_SB.yaml", 0)  # 4.20's LinearModel annotation is kept, not a parameter
-    assert isinstance(lm.legacy["LinearModel"], dict) and "LinearModel" not in lm.naming_state() or \
-        not LEGACY_KEYS["LinearModel"]
+    assert isinstance(lm.legacy["LinearModel"], dict) and not nameable("LinearModel")
+    assert not nameable("allowLRVWforTLUandMI") and not nameable("InstSplit")  # Tensile 4.44 names neither
     old = read("arcturus_Cijk_Alik_Bljk_BBS_BH.yaml", 13)  # 4.14's InstSplit parameter and MIWG derived keys
     assert {"InstSplit", "MIWG0", "MIWG1", "_NumElemPerMfmaInput"} <= old.legacy.keys()
     assert read("aldebaran_Cijk_Alik_Bljk_DB.yaml", 5).legacy["allowLRVWforTLUandMI"] is False

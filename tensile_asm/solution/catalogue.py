@@ -310,10 +310,11 @@ LEGACY_KEYS: dict[str, bool] = {
     "NoTailLoop": True, "SplitGlobalRead": True, "allowLRVWBforTLUandMI": False, "PackedC0Indices": False,
     "PackedC1Indices": False, "BenchmarkFork": False, "CodeObjectVersion": False, "LdsPad": True,
     "UseInitialStrides": False, "Kernel": False,
-    # Tensile 4.6-4.31: allow LocalReadVectorWidth > MIInputPerThread for TLU operands with MFMA (speed only)
-    "allowLRVWforTLUandMI": True,
-    # Tensile 4.14-4.31: split one MFMA into several issue groups (speed only)
-    "InstSplit": True,
+    # Parameters of 4.6-4.31 that Tensile 4.44 neither knows nor names; present in some files of an architecture
+    # only, they would put a token into every name of a library, so they are kept unnamed:
+    # allowLRVWforTLUandMI (LocalReadVectorWidth > MIInputPerThread for TLU operands with MFMA; speed only),
+    # InstSplit (4.14-4.31: split one MFMA's issue; speed only)
+    "allowLRVWforTLUandMI": False, "InstSplit": False,
     # Tensile 4.14-4.31 derived keys: MFMA work-group shape and elements per MFMA input register
     "MIWG0": False, "MIWG1": False, "_NumElemPerMfmaInput": False,
     # Tensile 4.20 (arcturus tuning): a linear performance model of the solution, an annotation
