@@ -467,3 +467,18 @@ def test_jsd_looks_at_three_key_elements():
     # Distance.hpp JSDivergence normalizes and sums over three elements whatever the key length
     assert distance("JSD", [10, 20, 30, 1], [10, 20, 30, 99]) == 0.0
     assert distance("JSD", [10, 20, 30], [30, 20, 10]) > 0.0
+
+
+def test_hardware_predicates():
+    from tensile_asm.library.predicates import Hardware, hardware_holds
+    target = lambda g: {"type": "TargetProcessor", "value": g}  # noqa: E731
+    # AMDGPU::runsKernelTargeting: the same processor, or gfx900 code on a newer one
+    assert hardware_holds(target("gfx900"), Hardware("gfx906"))
+    assert hardware_holds(target("gfx906"), Hardware("gfx906"))
+    assert not hardware_holds(target("gfx906"), Hardware("gfx90a"))
+    assert not hardware_holds(target("gfx906"), Hardware("gfx900"))
+    assert not hardware_holds(target("gfx803"), Hardware("gfx906"))
+    cu = {"type": "AMDGPU", "value": {"type": "And", "value": [
+        {"type": "Processor", "value": "gfx90a"}, {"type": "CUCount", "value": 104}, {"type": "IsAPU", "value": 0}]}}
+    assert hardware_holds(cu, Hardware("gfx90a", 104, 0)) and not hardware_holds(cu, Hardware("gfx90a", 104, 1))
+    assert not hardware_holds(cu, Hardware("gfx90a")) and not hardware_holds(cu, Hardware("gfx942", 104))

@@ -18,12 +18,12 @@ from tensile_asm.library.problem_view import ContractionView
 _TWO_POW_32 = 1 << 32
 _SIZE_MAX = (1 << 64) - 1
 
-# AMDGPU::Processor values (AMDGPU.hpp); TargetProcessor compares them
-_PROCESSOR_VALUE = {"gfx803": 803, "gfx900": 900, "gfx906": 906, "gfx908": 908, "gfx90a": 910, "gfx940": 940,
-                    "gfx941": 941, "gfx942": 942, "gfx950": 950, "gfx1010": 1010, "gfx1011": 1011,
-                    "gfx1012": 1012, "gfx1030": 1030, "gfx1031": 1031, "gfx1032": 1032, "gfx1034": 1034,
-                    "gfx1035": 1035, "gfx1100": 1100, "gfx1101": 1101, "gfx1102": 1102, "gfx1151": 1151,
-                    "gfx1200": 1200, "gfx1201": 1201}
+# AMDGPU::Processor values (Tensile 4.44 AMDGPU.hpp); TargetProcessor compares them. A processor Tensile 4.44
+# does not list (gfx950, ...) still matches a Processor predicate by name, but no TargetProcessor one.
+_PROCESSOR_VALUE = {"gfx803": 803, "gfx900": 900, "gfx906": 906, "gfx908": 908, "gfx90a": 910, "gfx942": 942,
+                    "gfx1010": 1010, "gfx1011": 1011, "gfx1012": 1012, "gfx1030": 1030, "gfx1031": 1031,
+                    "gfx1032": 1032, "gfx1034": 1034, "gfx1035": 1035, "gfx1100": 1100, "gfx1101": 1101,
+                    "gfx1102": 1102}
 
 
 def processor_name(arch: str) -> str:
