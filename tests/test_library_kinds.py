@@ -482,3 +482,21 @@ def test_hardware_predicates():
         {"type": "Processor", "value": "gfx90a"}, {"type": "CUCount", "value": 104}, {"type": "IsAPU", "value": 0}]}}
     assert hardware_holds(cu, Hardware("gfx90a", 104, 0)) and not hardware_holds(cu, Hardware("gfx90a", 104, 1))
     assert not hardware_holds(cu, Hardware("gfx90a")) and not hardware_holds(cu, Hardware("gfx942", 104))
+
+
+def test_fallback_file_for_two_architectures_is_one_part(tmp_path):
+    import yaml
+    data = yaml.safe_load((KINDS / "aldebaran_Cijk_Ailk_Bljk_SB.yaml").read_text())
+    data[1], data[2] = "hip", "fallback"
+    logic = tmp_path / "logic"
+    logic.mkdir()
+    (logic / "hip_Cijk_Ailk_Bljk_SB.yaml").write_text(yaml.safe_dump(data))
+    create_library(logic, tmp_path / "out", "gfx90a;gfx942", build=_FakeBuilder(), jobs=1,
+                   cache_dir=tmp_path / "cache")
+    lib = Library.load(tmp_path / "out")
+    assert len(lib.solutions) == len(data[5])  # listed once, not once per architecture
+    row, = lib.tree["rows"]
+    assert row["predicate"] == {"type": "TruePred"}
+    assert '"distance": "Euclidean"' in json.dumps(row) and len(json.dumps(row).split('"key"')) == 1 + len(data[7])
+    prob = Problem.make(pt(), 128, 128, 128)
+    assert lib.select(prob, "gfx90a")["name"] == lib.select(prob, "gfx942")["name"]

@@ -380,15 +380,19 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
             staged = write_code_objects({a: list(ks.values()) for a, ks in built.items()}, lib_dir, builder, cache, arch_objs, merge_files)
     try:
         with _stage(timing, "library"):
+            # one part per logic file: a fallback (hip_*) file read for several architectures is one
+            # library part, as Tensile parses it once, its solutions listed once
             parts: list[LibraryPart] = []
-            logic_files: list[LogicFile] = []
+            logic_files: dict[Path, LogicFile] = {}
             for it in items:
-                if not any(it.logic is lf for lf in logic_files):
-                    logic_files.append(it.logic)
-            for lf in logic_files:
-                chosen = [(it.index, it.solution, it.name) for it in items if it.logic is lf and it.reason is None]
+                logic_files.setdefault(it.logic.path, it.logic)
+            for path, lf in logic_files.items():
+                chosen = {}
+                for it in items:
+                    if it.logic.path == path and it.reason is None:
+                        chosen.setdefault(it.index, (it.index, it.solution, it.name))
                 if chosen:
-                    parts.append(LibraryPart(lf, chosen))
+                    parts.append(LibraryPart(lf, list(chosen.values())))
             for tmp, final in staged:
                 publish(tmp, final)
             library_path = write_master_library(build_master_library(parts), lib_dir, library_format)
