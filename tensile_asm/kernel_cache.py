@@ -10,7 +10,9 @@ object, code-object metadata) -- or the reason it could not be written (so a war
 again). Entries are written under a temporary name and renamed into place (``os.replace`` is atomic on
 POSIX): a reader sees a whole entry or none, a build killed at any moment leaves at most a stray
 temporary file (never read), and two builds sharing the cache write the same bytes under the same name.
-An entry that does not decode (a damaged disk, a foreign file) is a miss and is rebuilt.
+An entry that does not decode (a damaged disk, a foreign file) is a miss and is rebuilt. Finished outputs
+(linked code objects, library files) are kept too (``<cache>/outputs/``, with a checksum), keyed by what they
+are made of, so an unchanged rebuild only copies them.
 """
 
 from __future__ import annotations
@@ -50,12 +52,20 @@ def default_cache_dir() -> Path:
     return Path(base) / "tensile-asm"
 
 
+# Subpackages that cannot change a kernel's bytes (they read, run or report kernels, or write libraries):
+# left out of ``source_hash(kernels=True)`` so that editing them does not rebuild every cached kernel.
+NOT_KERNEL_SOURCE = ("emulator", "inspect", "benchmark", "runtime", "cli", "library")
+
+
 @lru_cache(maxsize=None)
-def source_hash() -> str:
-    """A hash of the package's Python source and the architecture tables: the generated code's version."""
+def source_hash(kernels: bool = False) -> str:
+    """A hash of the package's Python source and the architecture tables (``kernels``: only the source
+    that writes kernels): the version of what is generated."""
     h = hashlib.sha256()
-    paths = sorted(PACKAGE_DIR.rglob("*.py")) + sorted(ISA_DIR.glob("*.yaml"))
-    for p in paths:
+    paths = sorted(PACKAGE_DIR.rglob("*.py"))
+    if kernels:
+        paths = [p for p in paths if p.relative_to(PACKAGE_DIR).parts[0] not in NOT_KERNEL_SOURCE]
+    for p in paths + sorted(ISA_DIR.glob("*.yaml")):
         h.update(str(p.relative_to(PACKAGE_DIR.parent)).encode() + b"\0")
         h.update(p.read_bytes() + b"\0")
     return h.hexdigest()
@@ -93,13 +103,40 @@ class KernelCache:
     def put(self, key: str, entry: CacheEntry) -> None:
         data = msgpack.packb({"format": ENTRY_FORMAT, "key": key, "error": entry.error,
                               "parts": [[p.name, p.object, p.metadata] for p in entry.parts]}, use_bin_type=True)
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        _write_atomic(self.path(key), data)
+
+    # Finished outputs (a linked code object, a master library file), by a key of everything they are made
+    # of: a rebuild with nothing changed copies them instead of linking or serialising again.
+    def output_path(self, key: str) -> Path:
+        return self.root / "outputs" / key[:2] / key
+
+    def get_output(self, key: str) -> bytes | None:
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            data = self.output_path(key).read_bytes()
+        except OSError:
+            return None
+        digest, body = data[:32], data[32:]
+        return body if hashlib.sha256(body).digest() == digest else None   # a damaged file is a miss
+
+    def put_output(self, key: str, data: bytes) -> None:
+        _write_atomic(self.output_path(key), hashlib.sha256(data).digest() + data)
+
+
+def output_key(*parts: str | bytes) -> str:
+    h = hashlib.sha256(f"output{ENTRY_FORMAT}".encode())
+    for p in parts:
+        b = p.encode() if isinstance(p, str) else p
+        h.update(len(b).to_bytes(8, "little") + b)
+    return h.hexdigest()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

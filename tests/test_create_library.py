@@ -123,6 +123,13 @@ def test_a_damaged_cache_entry_is_rebuilt(tmp_path):
     assert len(entries) == 5
     entries[0].write_bytes(entries[0].read_bytes()[:20])     # cut short
     entries[1].write_bytes(b"not msgpack at all")
+    outputs = sorted((tmp_path / "cache/outputs").rglob("*"))
+    outputs = [p for p in outputs if p.is_file()]
+    assert len(outputs) == 2                                 # the linked code object, the library file
+    for p in outputs:                                        # one byte flipped: the checksum catches it
+        data = bytearray(p.read_bytes())
+        data[-1] ^= 1
+        p.write_bytes(bytes(data))
     fake = FakeBuilder()
     create_library(EXAMPLE_DIR, tmp_path / "b", "gfx90a", build=fake, cache_dir=tmp_path / "cache", jobs=1)
     assert len(fake.compiled) == 2

@@ -7,6 +7,7 @@
   tensile-asm inspect FILE.co|FILE.s [--arch gfx90a] [--kernel NAME] [--json] [--no-emulate]
   tensile-asm inspect --arch gfx90a --solution SOL.yaml [--index I] [--json] [--no-emulate]
   tensile-asm emulator-coverage [--arch gfx90a ...] [--missing] [--json | --markdown]
+  tensile-asm merge-logic ORIGINAL INCREMENTAL OUT [--force | --no-force] [--no-trim] [--add-solution-tags]
 """
 
 from __future__ import annotations
@@ -75,6 +76,26 @@ def _parser() -> argparse.ArgumentParser:
     insp.add_argument("--no-emulate", action="store_true",
                       help="skip the emulated launch that counts LDS bank conflicts")
     emulator_coverage.add_parser(sub)
+    merge = sub.add_parser(
+        "merge-logic", help="merge incremental tuning results into a logic folder (Tensile's merge.py)",
+        description="For each *.yaml in INCREMENTAL with a file of the same name in ORIGINAL, write the merged "
+                    "logic file to OUT: new sizes are added; a size both have takes the incremental solution if "
+                    "it is faster (or always, when forced); solutions no size uses are dropped and the rest "
+                    "renumbered. As Tensile's Tensile/Utilities/merge.py; the default merge policy is Tensile's: "
+                    "forced unless the file name contains 'arcturus'.")
+    merge.add_argument("original", type=Path, metavar="ORIGINAL", help="logic folder without the tuned sizes")
+    merge.add_argument("incremental", type=Path, metavar="INCREMENTAL", help="logic folder with the tuning results")
+    merge.add_argument("out", type=Path, metavar="OUT", help="folder the merged logic files are written to")
+    policy = merge.add_mutually_exclusive_group()
+    policy.add_argument("--force", dest="force", action="store_true", default=None,
+                        help="a size both have always takes the incremental solution")
+    policy.add_argument("--no-force", dest="force", action="store_false",
+                        help="a size both have takes the incremental solution only if it is faster")
+    merge.add_argument("--no-trim", dest="trim", action="store_false",
+                       help="keep 8-entry sizes as they are (default: trim to M, N, batch, K as Tensile does)")
+    merge.add_argument("--add-solution-tags", action="store_true",
+                       help="key sizes by MFMA/VALU and the Alpha/Beta/CEqualsD assertions too, so solutions with "
+                            "different requirements coexist for one size")
     return p
 
 
@@ -231,10 +252,23 @@ def _single_kernel_name(co: Path, default: str, exclude: set = frozenset()) -> s
     return names[0] if len(names) == 1 else default
 
 
+def cmd_merge_logic(args) -> int:
+    from tensile_asm.library.merge import merge_logic
+
+    stats, skipped = merge_logic(args.original, args.incremental, args.out, args.force, args.trim,
+                                 args.add_solution_tags)
+    for st in stats:
+        print(st.line())
+    for name in skipped:
+        print(f"{name}: skipped (no file of that name in {args.original})")
+    print(f"{len(stats)} file(s) merged into {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {"emit": cmd_emit, "verify": cmd_verify, "inspect": cmd_inspect,
-               "emulator-coverage": emulator_coverage.run}[args.command]
+               "emulator-coverage": emulator_coverage.run, "merge-logic": cmd_merge_logic}[args.command]
     return run_main(PROG, lambda: handler(args))
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -31,10 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Protocol, Sequence
 
+import msgpack
+
 from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import Arch, load_arch
-from tensile_asm.kernel_cache import CacheEntry, KernelCache, KernelPart, default_cache_dir, kernel_key
-from tensile_asm.library.fileio import publish, write_atomic
+from tensile_asm.kernel_cache import (CacheEntry, KernelCache, KernelPart, default_cache_dir, kernel_key,
+                                     output_key, source_hash)
+from tensile_asm.library.fileio import parse_cache, publish, write_atomic
 from tensile_asm.library.logic import LogicFile, find_logic_files, read_logic_file, schedule_alias
 from tensile_asm.library.master import LibraryPart, build_master_library, write_master_library
 from tensile_asm.library.predicates import processor_name
@@ -295,6 +299,14 @@ def write_code_objects(built: dict[str, list[BuiltKernel]], lib_dir: Path, build
             groups = [kernels] if merge_files else [[k] for k in kernels]
             for group in groups:
                 final = lib_dir / (f"TensileLibrary_{a}.co" if merge_files else f"{group[0].name}_{a}.co")
+                fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=lib_dir)
+                os.close(fd)
+                staged.append((Path(tmp), final))
+                key = output_key("code object", builder.version(), a, *(k.key for k in group))
+                linked = cache.get_output(key)
+                if linked is not None:
+                    Path(tmp).write_bytes(linked)
+                    continue
                 parts: list[KernelPart] = []
                 for k in group:
                     entry = cache.get(k.key)
@@ -302,10 +314,8 @@ def write_code_objects(built: dict[str, list[BuiltKernel]], lib_dir: Path, build
                         raise UserError(f"the kernel cache entry of {k.name} ({cache.path(k.key)}) vanished "
                                         f"during the build; run again")
                     parts += entry.parts
-                fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=lib_dir)
-                os.close(fd)
-                staged.append((Path(tmp), final))
                 builder.link_parts(parts, arch_objs[a], Path(tmp))
+                cache.put_output(key, Path(tmp).read_bytes())
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
@@ -317,7 +327,10 @@ def _remove_stale_temporaries(out_dir: Path) -> None:
     """Temporary outputs a killed build left behind (``.<name>.<random>.tmp``; two builds into one folder
     at once are not supported)."""
     for p in [*(out_dir / "library").glob(".*.tmp"), *out_dir.glob(".support.json.*.tmp")]:
-        p.unlink(missing_ok=True)
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
 
 
 def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Sequence[str],
@@ -336,7 +349,8 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
     if jobs < 1:
         raise UserError(f"--jobs {jobs}: the number of worker processes must be at least 1")
     timing: dict[str, float] = {}
-    with _stage(timing, "read"):
+    cache_root = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) if use_cache else None
+    with _stage(timing, "read"), parse_cache(cache_root):
         archs = parse_architectures(arch)
         arch_objs = {a: load_arch(a) for a in archs}
         items, files = _collect(logic_dir, archs)
@@ -361,8 +375,7 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
             work.setdefault(it.key, (arch_objs[it.arch], it.name, it.solution, it.key))
 
     with tempfile.TemporaryDirectory(prefix="tensile-asm-cache-") as scratch:
-        cache = KernelCache(Path(cache_dir) if cache_dir is not None else default_cache_dir()) if use_cache \
-            else KernelCache(scratch)
+        cache = KernelCache(cache_root if cache_root is not None else scratch)
         with _stage(timing, "build"):
             results, stats = build_kernels(list(work.values()), builder, cache, jobs, progress)
             stats.duplicates = len(wanted) - len(work)
@@ -370,38 +383,67 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
             it.reason = results[it.key]
 
         lib_dir = out_dir / "library"
-        with _stage(timing, "link"):
-            lib_dir.mkdir(parents=True, exist_ok=True)
-            _remove_stale_temporaries(out_dir)
-            built: dict[str, dict[str, BuiltKernel]] = {a: {} for a in archs}
-            for it in items:
-                if it.reason is None:
-                    built[it.arch].setdefault(it.name, BuiltKernel(it.name, it.key))
-            staged = write_code_objects({a: list(ks.values()) for a, ks in built.items()}, lib_dir, builder, cache, arch_objs, merge_files)
-    try:
-        with _stage(timing, "library"):
-            # one part per logic file: a fallback (hip_*) file read for several architectures is one
-            # library part, as Tensile parses it once, its solutions listed once
-            parts: list[LibraryPart] = []
-            logic_files: dict[Path, LogicFile] = {}
-            for it in items:
-                logic_files.setdefault(it.logic.path, it.logic)
-            for path, lf in logic_files.items():
-                chosen = {}
+        lib_dir.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(out_dir)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", suffix=".tmp", dir=lib_dir))
+        staged: list[tuple[Path, Path]] = []
+        try:
+            with _stage(timing, "link"):
+                built: dict[str, dict[str, BuiltKernel]] = {a: {} for a in archs}
                 for it in items:
-                    if it.logic.path == path and it.reason is None:
-                        chosen.setdefault(it.index, (it.index, it.solution, it.name))
-                if chosen:
-                    parts.append(LibraryPart(lf, list(chosen.values())))
-            for tmp, final in staged:
-                publish(tmp, final)
-            library_path = write_master_library(build_master_library(parts), lib_dir, library_format)
-            entries = [SupportEntry(it.name, it.arch, it.reason is None, it.reason, it.logic.path, it.index)
-                       for it in items]
-            support_path = write_atomic(out_dir / "support.json",
-                                        json.dumps([e.to_json(logic_dir) for e in entries], indent=2) + "\n")
-    finally:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
+                    if it.reason is None:
+                        built[it.arch].setdefault(it.name, BuiltKernel(it.name, it.key))
+                staged = write_code_objects({a: list(ks.values()) for a, ks in built.items()}, lib_dir, builder,
+                                            cache, arch_objs, merge_files)
+            with _stage(timing, "library"):
+                library_files = _write_library(items, staging, library_format, cache)
+                entries = [SupportEntry(it.name, it.arch, it.reason is None, it.reason, it.logic.path, it.index)
+                           for it in items]
+                support = json.dumps([e.to_json(logic_dir) for e in entries], indent=2) + "\n"
+                # everything is ready: publish (each file renamed into place)
+                for tmp, final in staged:
+                    publish(tmp, final)
+                for f in library_files:
+                    publish(f, lib_dir / f.name)
+                support_path = write_atomic(out_dir / "support.json", support)
+        finally:
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
+            shutil.rmtree(staging, ignore_errors=True)
+    library_path = next((lib_dir / f.name for f in library_files if f.name.startswith("TensileLibrary.")),
+                        lib_dir / library_files[0].name if library_files else None)
     return CreateReport(out_dir, archs, files, entries, [final for _, final in staged], library_path,
                         support_path, timing, stats)
+
+
+def _write_library(items: list[_Item], staging: Path, library_format: str, cache: KernelCache) -> list[Path]:
+    """The master library of the built solutions, written into ``staging`` (copied from the cache when the
+    same library was written before). Returns the files written."""
+    # one part per logic file: a fallback (hip_*) file read for several architectures is one library part,
+    # as Tensile parses it once, its solutions listed once
+    by_file: dict[Path, tuple[LogicFile, dict]] = {}
+    for it in items:
+        lf, chosen = by_file.setdefault(it.logic.path, (it.logic, {}))
+        if it.reason is None:
+            chosen.setdefault(it.index, (it.index, it.solution, it.name))
+    parts = [LibraryPart(lf, list(chosen.values())) for lf, chosen in by_file.values() if chosen]
+    lib = build_master_library(parts)
+    try:       # msgpack: the same bytes for equal data (marshal's depend on reference counts)
+        key = output_key("library", source_hash(), library_format, msgpack.packb(lib, use_bin_type=True))
+    except (TypeError, ValueError):      # not plain data: not cached
+        key = None
+    cached = cache.get_output(key) if key else None
+    if cached is not None:
+        try:
+            written = []
+            for name, data in msgpack.unpackb(cached, raw=False).items():
+                (staging / name).write_bytes(data)
+                written.append(staging / name)
+            return written
+        except (ValueError, TypeError, AttributeError, msgpack.UnpackException):
+            pass
+    write_master_library(lib, staging, library_format)
+    written = sorted(p for p in staging.iterdir() if p.is_file())
+    if key:
+        cache.put_output(key, msgpack.packb({p.name: p.read_bytes() for p in written}, use_bin_type=True))
+    return written

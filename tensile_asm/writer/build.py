@@ -169,7 +169,7 @@ def version() -> str:
     """What decides the bytes this builder writes: the package source and isa tables, and the assembler
     (part of every create-library cache key)."""
     from tensile_asm.kernel_cache import source_hash
-    return f"writer:{source_hash()}:{toolchain.identity()}"
+    return f"writer:{source_hash(kernels=True)}:{toolchain.identity()}"
 
 
 def _parts(kernels: list[Kernel], arch: Arch, timing: dict | None = None, cache: bool = False) -> list[KernelPart]:
@@ -207,7 +207,7 @@ def link_parts(parts: list[KernelPart], arch: Arch, out_path: Path) -> None:
     """Link kernel parts (a helper kernel named twice is linked once) with one metadata-only object into
     one code object at ``out_path``."""
     unique = list({p.name: p for p in parts}.values())
-    meta = signature.header(arch) + signature.metadata_block(arch, [p.metadata for p in unique])
+    meta = signature.header(arch) + signature.metadata_block(arch, [p.metadata for p in unique], compact=True)
     objects = [p.object for p in unique] + [toolchain.assemble(meta, arch, "metadata.s")]
     toolchain.link(objects, out_path, Path(out_path).name)
 
