@@ -1,20 +1,22 @@
 """Compare our ``Library.select`` with Tensile's own C++ host library on the same master library file.
 
 usage: python tools/tensile_host/compare.py LIBRARY [LIBRARY ...] [--count N] [--seed S] [--binary PATH]
-                                            [--arch GFX ...] [--markdown]
+                                            [--arch GFX ...] [--metric M ...] [--show N] [--markdown]
 
 LIBRARY is a create-library output folder, its ``library/`` folder, or a ``TensileLibrary.dat`` (``.dat.gz``
 is unpacked to a temporary file first; Tensile reads plain msgpack only). For every architecture the
-library's Hardware rows name (or each ``--arch``), every problem type its solutions are written for, ``--count``
-problems are generated: sizes from the library's own Matching tables (exact, and one off), 1, primes, tile
-multiples, random; batched; packed and padded leading dimensions and batch strides, ldc != ldd, leading
-dimensions large enough to fail the 2^32 buffer-offset checks; alpha and beta in {0, 1, -1, other}; C == D or
-not. Each problem is selected by ``tensile_asm.library.select.Library.select`` and by ``tensile-host-select``
-(tools/tensile_host/select_main.cpp over Tensile's Source/lib; build it with tools/tensile_host/build.sh),
-given the same hardware (gfx name, CU count, not an APU). Every disagreement is printed with its problem;
-the exit status is 1 when there is any, 2 on a usage error. A pick between two Matching entries with the same
-key and speed whose solutions both accept the problem is counted apart ("tied"), not as a disagreement:
-Tensile sorts its table with std::sort on (key, speed), so its order between such entries is unspecified.
+library's Hardware rows name (or each ``--arch``) with the part's CU count and each CU-count/APU row, one
+architecture they do not name, every problem type (operation identifier, data types, flags) its solutions
+are written for, and each ``--metric``, ``--count`` problems are generated: sizes from the library's own
+Matching tables (exact, and one off), 1, primes, tile multiples, random; batches; packed and padded leading
+dimensions and batch strides, ldc != ldd, leading dimensions past the 2^32-byte buffer-offset checks;
+alpha and beta in {0, 1, -1, other}; C == D or not; workspace sizes. Each problem is selected by
+``tensile_asm.library.select.Library.select`` and by ``tensile-host-select`` (tools/tensile_host/
+select_main.cpp over Tensile's Source/lib; build it with tools/tensile_host/build.sh) for the same hardware.
+Every disagreement is printed with its problem; the exit status is 1 when there is any, 2 on a usage error.
+A pick between two Matching entries with the same key and speed whose solutions both accept the problem
+is counted apart ("tied"): the C++ standard leaves their order to the ``std::sort`` implementation
+(select reproduces libstdc++'s).
 """
 
 from __future__ import annotations
@@ -22,14 +24,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gzip
-import json
 import os
 import random
 import re
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
