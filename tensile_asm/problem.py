@@ -71,6 +71,9 @@ def data_type(value: Any, where: str = "DataType") -> DataTypeInfo:
     raise UserError(f"{where}: unknown data type {value!r}; use one of {chars} (or an int 0..{len(DATA_TYPES) - 1})")
 
 
+# Hybrid 8-bit input types: (A's type, B's type).
+HYBRID_TYPES = {"F8B8": ("F8", "B8"), "B8F8": ("B8", "F8")}
+
 # (A/B, C/D, compute) combinations Tensile supports, and the subset that is high-precision accumulate.
 VALID_GEMM_TYPES = {
     ("D", "D", "D"), ("S", "S", "S"), ("Z", "Z", "Z"), ("C", "C", "C"), ("H", "H", "H"), ("H", "H", "S"),
@@ -345,10 +348,19 @@ class ProblemType:
             "UseInitialStridesCD": self.use_initial_strides_cd, "ZeroPadA": [], "ZeroPadB": [],
         }
 
+    @property
+    def ab_types(self) -> tuple[DataTypeInfo, DataTypeInfo]:
+        """A's and B's data types as Tensile's master library and host library have them: a hybrid 8-bit
+        input type is split into its halves (F8B8: A Float8, B BFloat8; B8F8 the other way round), as
+        Contractions.ProblemType.FromOriginalState does; the host library has no hybrid DataType."""
+        split = HYBRID_TYPES.get(self.data_type.char)
+        return (data_type(split[0]), data_type(split[1])) if split else (self.data_type, self.data_type)
+
     def library_dict(self) -> dict[str, Any]:
         """The ``problemType`` entry of a master-library solution."""
+        a, b = self.ab_types
         return {
-            "aType": self.data_type.enum, "bType": self.data_type.enum, "cType": self.dest_type.enum,
+            "aType": a.enum, "bType": b.enum, "cType": self.dest_type.enum,
             "dType": self.dest_type.enum, "f32XdlMathOp": (self.f32_xdl_math_op or DATA_TYPES[0]).enum,
             "highPrecisionAccumulate": self.high_precision_accumulate,
             "operationIdentifier": self.operation_identifier, "stochasticRounding": self.stochastic_rounding,

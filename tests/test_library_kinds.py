@@ -423,7 +423,7 @@ def test_workspace_check_uses_the_problems_workspace():
     from dataclasses import replace
     table = [{"key": [64, 64, 64], "index": 0, "speed": 1.0}]
     lib = _tiny(table, "Euclidean")
-    lib.solutions[0]["taskPredicate"] = {"type": "WorkspaceCheck", "index": 0, "value": 4}
+    lib.solutions[0]["taskPredicate"] = {"type": "WorkspaceCheck"}  # as Tensile writes it: no index, no value
     lib.solutions[0]["sizeMapping"] = {"workspaceSizePerElemC": 4, "streamK": 0}
     view = ContractionView.from_problem(Problem.make(pt(), 10, 20, 30, batch=2))
     assert lib.select(view)["name"] == "K0"  # no workspace size given: it fits

@@ -90,3 +90,23 @@ def test_driver_answers_each_line_and_refuses_bad_input(tmp_path):
     junk.write_bytes(b"\xc1 not msgpack")
     proc = subprocess.run([str(BINARY), str(junk), "gfx90a"], capture_output=True, text=True, input="")
     assert proc.returncode == 1 and "could not load" in proc.stderr
+
+
+def test_hybrid_8bit_and_workspace_solutions_load_in_tensile(tmp_path, shared_dir, count):
+    # found by this harness: Tensile's DataType has no Float8BFloat8 (A and B are written apart) and its
+    # WorkspaceCheck has no index or value; either made LoadLibraryFile refuse the whole file
+    logic = tmp_path / "logic"
+    logic.mkdir()
+    src = shared_dir / "data" / "logic" / "rocblas-asm_full" / "aquavanjaram942"
+    for name in ("aquavanjaram942_Cijk_Ailk_Bljk_F8B8B8S_BH_SR.yaml", "aquavanjaram942_Cijk_Ailk_Bljk_HHS_BH.yaml"):
+        (logic / name).write_bytes((src / name).read_bytes())
+    out = tmp_path / "out"
+    assert _load("selection_library").main([str(logic), str(out), "--architecture", "gfx942"]) == 0
+    dat = out / "library" / "TensileLibrary.dat"
+    sols = Library.load(dat).solutions.values()
+    assert {(s["problemType"]["aType"], s["problemType"]["bType"]) for s in sols} == {("Float8", "BFloat8"),
+                                                                                        ("Half", "Half")}
+    assert any(s["taskPredicate"] == {"type": "WorkspaceCheck"} for s in sols)
+    rows, bad = _run(dat, tmp_path, count)
+    assert not bad, "\n".join(bad[:5])
+    assert sum(r.errors for r in rows) == 0 and len(set().union(*(r.chosen for r in rows))) >= 3

@@ -18,7 +18,7 @@ from tensile_asm.errors import UserError
 from tensile_asm.gemm import helpers
 from tensile_asm.gemm.arguments import Argument, argument_layout, argument_values, pack_arguments
 from tensile_asm.gemm.helpers import Workspace
-from tensile_asm.problem import ProblemType, data_type
+from tensile_asm.problem import HYBRID_TYPES, ProblemType, data_type
 
 SINGLE_BUFFER, MULTIPLE_BUFFER = "SingleBuffer", "MultipleBuffer"
 # sizeMapping.globalAccumulation as Tensile's Contractions.SizeMapping writes it (3, PartialsBuffer, is not ours)
@@ -86,7 +86,8 @@ class GemmKernelContract:
         name = entry.get("name", "?")
         try:
             pt, sm = entry["problemType"], entry["sizeMapping"]
-            a, dest = data_type(pt["aType"]).char, data_type(pt["dType"]).char
+            a, b, dest = (data_type(pt[k]).char for k in ("aType", "bType", "dType"))
+            a = next((h for h, halves in HYBRID_TYPES.items() if halves == (a, b)), a)  # F8 A, B8 B: F8B8
             # Tensile's library has no compute type: high-precision accumulation of 16-bit inputs is fp32
             compute = "S" if pt["highPrecisionAccumulate"] and a in ("H", "B") else dest
             ta, tb, batched = _transposes(pt["operationIdentifier"], name)

@@ -109,7 +109,8 @@ def problem_predicate(sol: Solution) -> dict[str, Any]:
 
 
 def type_predicates(pt: ProblemType) -> list[dict[str, Any]]:
-    return [_pred("TypesEqual", [pt.data_type.enum, pt.data_type.enum, pt.dest_type.enum, pt.dest_type.enum]),
+    a, b = pt.ab_types
+    return [_pred("TypesEqual", [a.enum, b.enum, pt.dest_type.enum, pt.dest_type.enum]),
             _pred("HighPrecisionAccumulate", pt.high_precision_accumulate),
             _pred("F32XdlMathOp", (pt.f32_xdl_math_op.enum if pt.f32_xdl_math_op else "Float")),
             _pred("StochasticRounding", pt.stochastic_rounding)]
@@ -122,7 +123,7 @@ def solution_entry(sol: Solution, name: str, index: int, logic_index: int) -> di
     return {
         "name": name, "index": index, "libraryLogicIndex": logic_index, "debugKernel": False,
         "hardwarePredicate": dict(TRUE), "problemPredicate": problem_predicate(sol),
-        "taskPredicate": _pred("WorkspaceCheck", ws, 0) if ws > 0 else dict(TRUE),
+        "taskPredicate": _pred("WorkspaceCheck") if ws > 0 else dict(TRUE),
         "ideals": {}, "linearModel": {}, "problemType": sol.problem_type.library_dict(),
         "sizeMapping": {
             "depthU": p["DepthU"], "globalAccumulation": accumulation, "globalSplitU": p["GlobalSplitU"],

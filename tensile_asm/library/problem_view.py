@@ -113,7 +113,7 @@ class ContractionView:
         sizes = {i: pr.size(i) for i in range(pt.total_indices)}
         return cls.from_indices(
             pt.index_assignments_a, pt.index_assignments_b, pt.num_indices_c, sizes,
-            {t: pr.strides(t) for t in "ABCD"}, (pt.data_type, pt.data_type, pt.dest_type, pt.dest_type),
+            {t: pr.strides(t) for t in "ABCD"}, (*pt.ab_types, pt.dest_type, pt.dest_type),
             complex_conjugate=(pt.complex_conjugate_a, pt.complex_conjugate_b),
             **{"beta": pr.beta, "alpha": pr.alpha, "c_equals_d": pr.c_equals_d,
                "strided_batched": pt.strided_batched, "high_precision_accumulate": pt.high_precision_accumulate,
