@@ -1,11 +1,13 @@
-"""Byte d16 loads (zero/sign-extended into one half, the other kept) and byte_d16_hi stores through
+"""Byte d16 loads (zero/sign-extended into one half, the other kept, or zeroed on SRAM-ECC targets) and byte_d16_hi stores through
 global (saddr and 64-bit vaddr), flat and buffer addressing, with out-of-range buffer lanes."""
 
 import numpy as np
 import pytest
 
 from tensile_asm.emulator import Emulator
+from tensile_asm.emulator.memory.short_d16 import zeroes_other_half
 from tensile_asm.errors import EmulationError
+from tensile_asm.isa.arch import load_arch
 
 from conftest import have_llvm
 from emulator_asm import build
@@ -60,20 +62,24 @@ s_endpgm
 """
 
 
-def _run(body):
+def _run(body, arch="gfx90a"):
     rng = np.random.default_rng(11)
     offs = rng.integers(0, 252, 64).astype(U)
     offs[:4] = [NREC - 1, NREC - 2, NREC - 3, NREC + 5]       # straddle the buffer's end
     init, data = rng.integers(1, 2**32, (2, 64), dtype=np.uint64).astype(U)
     raw = rng.integers(0, 256, 256).astype(np.uint8)
     out = np.full(0x840, 0xDE, np.uint8)
-    co = build(body, args=(("in", 8), ("out", 8), ("bytes", 8)), vgprs=16, sgprs=24)
+    co = build(body, args=(("in", 8), ("out", 8), ("bytes", 8)), vgprs=16, sgprs=24, arch=arch)
     Emulator.load(co).launch("k", grid=1, block=64, args=[np.concatenate([offs, init, data]), out, raw])
     return offs, init, data, raw, out
 
 
-def test_byte_d16_loads_and_stores():
-    offs, init, data, raw, out = _run(BODY.format(nrec=NREC))
+@pytest.mark.parametrize("arch", ["gfx900", "gfx90a"])
+def test_byte_d16_loads_and_stores(arch):
+    """gfx900 keeps the other half of the VGPR; gfx90a (SRAM ECC) zeroes it (isa/<gfx>.yaml)."""
+    offs, init, data, raw, out = _run(BODY.format(nrec=NREC), arch)
+    if zeroes_other_half(load_arch(arch)):
+        init = np.zeros_like(init)
     u = lambda k: raw[offs + k].astype(U)
     s = lambda k: raw[offs + k].view(np.int8).astype(np.int16).view(np.uint16).astype(U)
     ok = lambda k: offs + k < NREC

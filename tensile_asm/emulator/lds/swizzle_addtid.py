@@ -22,7 +22,7 @@ import numpy as np
 
 from tensile_asm.emulator.lds.read_write import byte_mask, sub_dword
 from tensile_asm.emulator.memory.device import Fault
-from tensile_asm.emulator.memory.short_d16 import write_half
+from tensile_asm.emulator.memory.short_d16 import write_half, zeroes_other_half
 from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys
 from tensile_asm.emulator.state import M0
 from tensile_asm.emulator.strict import waitcnt as strict_mode
@@ -133,6 +133,7 @@ def _read8_d16_builder(signed, high):
     def build(ins, cx):
         dst, vaddr = ins.operands[:2]
         addr, offset, d, keys = cx.vread(vaddr), ins.modifier("offset", 0) or 0, dst.index, reg_keys(dst)
+        zero = zeroes_other_half(cx.arch)
 
         def run(w):
             byte, _ = _lane_bytes(w, addr, offset)
@@ -140,7 +141,7 @@ def _read8_d16_builder(signed, high):
             half = (raw.view(np.int8).astype(np.int16).view(np.uint16) if signed else raw).astype(U32)
             if cx.strict:
                 w.group.lds_tracker.read(w, byte >> 2, ins, byte_mask(byte, 1))
-            write_half(w, d, half, high)
+            write_half(w, d, half, high, zero)
             if cx.strict:
                 strict_mode.issue(w, ins, keys, "lds")
         run.manages_defs = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.memory.buffer_flat import _active, _vm_issue, element_addresses
-from tensile_asm.emulator.memory.short_d16 import write_half
+from tensile_asm.emulator.memory.short_d16 import write_half, zeroes_other_half
 from tensile_asm.emulator.program import HandlerTable, reg_keys
 
 TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
@@ -24,6 +24,7 @@ def _load_builder(buffer, signed, high):
         dst = ins.operands[0]
         at, d0 = element_addresses(ins, cx, buffer, 1, 1), dst.index
         track = _vm_issue(cx, ins, reg_keys(dst))
+        zero = zeroes_other_half(cx.arch)
 
         def run(w):
             addr, ok = at(w)
@@ -31,7 +32,7 @@ def _load_builder(buffer, signed, high):
             if ok.any():
                 vals = w.group.memory.load_small(addr[ok].astype(U64), 1, signed)
                 half[ok] = vals & U32(0xFFFF)           # sign-extended to 32 bits: keep 16
-            write_half(w, d0, half, high)
+            write_half(w, d0, half, high, zero)
             if track:
                 track(w)
         run.manages_defs = True

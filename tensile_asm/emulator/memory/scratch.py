@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.memory.device import Fault
+from tensile_asm.emulator.memory.short_d16 import zeroes_other_half
 from tensile_asm.emulator.program import HandlerTable, Unsupported, reg_keys, register_file
 from tensile_asm.emulator.state import FLAT_SCRATCH_LO
 from tensile_asm.emulator.strict import waitcnt as strict_mode
@@ -53,7 +54,8 @@ ARCHITECTED_FLAT_SCRATCH = frozenset({"gfx940", "gfx941", "gfx942", "gfx950"})
 U32 = np.uint32
 
 # name suffix -> (bytes, kind): "dw" n dwords, "zext"/"sext" into 32 bits, "d16"/"d16s" (+ "_hi") into a
-# half of the VGPR keeping the other (bytes sign-extended to 16 bits with "d16s").
+# half of the VGPR keeping the other, or zeroing it on SRAM-ECC targets (bytes sign-extended to 16 bits
+# with "d16s").
 LOADS = {"dword": (4, "dw"), "dwordx2": (8, "dw"), "dwordx3": (12, "dw"), "dwordx4": (16, "dw"),
          "ubyte": (1, "zext"), "sbyte": (1, "sext"), "ushort": (2, "zext"), "sshort": (2, "sext"),
          "ubyte_d16": (1, "d16"), "ubyte_d16_hi": (1, "d16_hi"), "sbyte_d16": (1, "d16s"),
@@ -139,6 +141,8 @@ def _load_runner(cx, ins, dst, nbytes, kind):
     d0, regs = dst.index, register_file(dst)
     track = (lambda w, issue=strict_mode.issue, keys=reg_keys(dst): issue(w, ins, keys, "vm")) if cx.strict else None
 
+    keep = not zeroes_other_half(cx.arch)      # d16: the other half kept, or zeroed (SRAM-ECC targets)
+
     def finish(w, raw):                        # raw: uint8 [active lanes, nbytes]
         sel = None if w.exec_full else w.exec_lanes
         file = regs(w)
@@ -157,7 +161,7 @@ def _load_runner(cx, ins, dst, nbytes, kind):
                 vals = (small & 0xFFFFFFFF).astype(U32)
             else:
                 half = (small & 0xFFFF).astype(U32)
-                row = _lanes(w, file[d0])
+                row = _lanes(w, file[d0]) if keep else np.zeros_like(half)
                 if kind.endswith("_hi"):
                     vals = (row & U32(0xFFFF)) | (half << U32(16))
                 else:
@@ -221,7 +225,7 @@ def _scratch_load(nbytes, kind):
             else:
                 finish(w, np.zeros((0, nbytes), np.uint8))
         run.manages_defs = run.agpr_ok = True
-        run.extra_srcs = offsets.extra_srcs + (tuple(reg_keys(dst)) if kind.startswith("d16") else ())
+        run.extra_srcs = offsets.extra_srcs + (tuple(reg_keys(dst)) if kind.startswith("d16") and not zeroes_other_half(cx.arch) else ())
         return run
     return build
 
@@ -351,8 +355,8 @@ def _wrap(handlers, name, nbytes, private_offsets, data_index, load_kind=None, h
         run.manages_defs = load_kind is not None
         run.agpr_ok = True
         extra = tuple(getattr(base, "extra_srcs", ()))
-        if load_kind is not None and load_kind.startswith("d16"):
-            extra += tuple(reg_keys(data))
+        if load_kind is not None and load_kind.startswith("d16") and not zeroes_other_half(cx.arch):
+            extra += tuple(reg_keys(data))       # the other half is kept: read
         run.extra_srcs = tuple(dict.fromkeys(extra))
         if getattr(base, "lane_bound", False):
             run.lane_bound = True

@@ -1,5 +1,7 @@
 """16-bit memory forms for HGEMM/BF16 kernels: ``buffer/global_load_short_d16`` (``_hi``) load into one
-half of a VGPR and keep the other; ``buffer/global_store_short_d16_hi`` store the high half;
+half of a VGPR and keep the other (or zero it, on targets whose isa/<gfx>.yaml says
+``d16_loads_zero_other_half``: SRAM-ECC parts, where Tensile's kernels load the halves into two VGPRs and
+OR them); ``buffer/global_store_short_d16_hi`` store the high half;
 ``ds_read_u16``/``ds_read_i16``/``ds_read_u16_d16``(``_hi``) and ``ds_write_b16``(``_d16_hi``). (The fp64
 atomics are atomics.py's.)
 
@@ -27,15 +29,24 @@ def _merge(old, new16, high):
     return (old & U32(0xFFFF)) | (new16 << U32(16)) if high else (old & U32(0xFFFF0000)) | new16
 
 
-def write_half(w, d0, half, high):
+def write_half(w, d0, half, high, zero_other: bool = False):
     """Write the 16-bit values ``half`` (uint32, one per active lane) into the low or high half of
-    VGPR ``d0``, keeping the other half (the d16 loads of memory and LDS)."""
+    VGPR ``d0``, keeping the other half (the d16 loads of memory and LDS), or zeroing it (``zero_other``)."""
     row = w.v[d0]
+    if zero_other:
+        vals = half << U32(16) if high else half
     if w.exec_full:
-        row[...] = _merge(row, half, high)
+        row[...] = vals if zero_other else _merge(row, half, high)
     else:
         sel = w.exec_lanes
-        row[sel] = _merge(row[sel], half, high)
+        row[sel] = vals if zero_other else _merge(row[sel], half, high)
+
+
+def zeroes_other_half(arch) -> bool:
+    """Whether ``arch``'s d16 memory loads zero the other half of the VGPR (isa/<gfx>.yaml
+    ``memory.d16_loads_zero_other_half``: SRAM-ECC parts, LLVM's d16PreservesUnusedBits = !SRAMECC,
+    Tensile's HasEccHalf) rather than keep it."""
+    return bool(arch.memory.get("d16_loads_zero_other_half", False))
 
 
 def _d16_load_builder(kind, high):
@@ -43,12 +54,13 @@ def _d16_load_builder(kind, high):
         dst = ins.operands[0]
         at, d0 = element_addresses(ins, cx, kind == "buffer", 1, 2), dst.index
         track = _vm_issue(cx, ins, reg_keys(dst))
+        zero = zeroes_other_half(cx.arch)
         def run(w):
             addr, ok = at(w)
             vals = np.zeros(addr.shape, U32)
             if ok.any():
                 vals[ok] = w.group.memory.load_small(addr[ok].astype(U64), 2, False)
-            write_half(w, d0, vals, high)
+            write_half(w, d0, vals, high, zero)
             if track:
                 track(w)
         run.manages_defs = True
@@ -99,6 +111,7 @@ def _ds_read16_builder(signed, d16, high):
         dst, vaddr = ins.operands[:2]
         addr, offset, d0 = cx.vread(vaddr), ins.modifier("offset", 0) or 0, dst.index
         keys = reg_keys(dst)
+        zero = zeroes_other_half(cx.arch)
         def run(w):
             byte, sel = _lds_halves(w, addr, offset)
             vals = w.group.lds.view(U16)[byte >> 1].astype(U32)
@@ -107,7 +120,7 @@ def _ds_read16_builder(signed, d16, high):
             if cx.strict:
                 w.group.lds_tracker.read(w, byte >> 2, ins, byte_mask(byte, 2))
             if d16:
-                write_half(w, d0, vals, high)
+                write_half(w, d0, vals, high, zero)
             elif sel is None:
                 w.v[d0] = vals
             else:
