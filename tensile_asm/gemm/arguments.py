@@ -1,8 +1,8 @@
 """Kernel arguments in Tensile's order, shared by the writer (SGPR layout) and every launcher (kernarg buffer).
 
 The order and sizes follow Tensile's KernelWriterAssembly (`numSgprToLoad`): Tensor2dSizeA/B,
-AddressD/C/A/B, Alpha, [Beta], StridesD/C/A/B, SizesFree, SizesSum, OrigStaggerUIter,
-NumWorkGroups0/1, NumFullBlocks, WgmRemainder1, MagicNumberWgmRemainder1. Every argument is
+AddressD/C/A/B, Alpha, [Beta], StridesD/C/A/B, SizesFree, SizesSum, [OrigStaggerUIter],
+NumWorkGroups0/1, [NumFullBlocks, WgmRemainder1, MagicNumberWgmRemainder1]. Every argument is
 declared ``by_value`` in the metadata, as Tensile does; the order/size contract is the ABI.
 """
 
@@ -24,7 +24,11 @@ class Argument:
 SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16")}
 
 
-def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S") -> list[Argument]:
+def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stagger_u: bool = True,
+                    workgroup_mapping: bool = True) -> list[Argument]:
+    """The kernel arguments in Tensile's order. As Tensile's host (ContractionSolution.cpp) appends them,
+    OrigStaggerUIter is there only for a kernel with StaggerU (``stagger_u``), and NumFullBlocks,
+    WgmRemainder1, MagicNumberWgmRemainder1 only for |WorkGroupMapping| > 1 (``workgroup_mapping``)."""
     strides = 2 if batched else 1          # NumIndicesC - 1 for C/D, len(A) - 1 for A/B
     free = 3 if batched else 2
     size, kind = SCALAR_KIND[compute_type]
@@ -39,8 +43,11 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S") -> l
         spec += [(f"Strides{t}{i}", 4, "u32") for i in range(strides)]
     spec += [(f"SizesFree{i}", 4, "u32") for i in range(free)]
     spec.append(("SizesSum0", 4, "u32"))
-    spec += [("OrigStaggerUIter", 4, "u32"), ("NumWorkGroups0", 4, "u32"), ("NumWorkGroups1", 4, "u32"),
-             ("NumFullBlocks", 4, "u32"), ("WgmRemainder1", 4, "u32"), ("MagicNumberWgmRemainder1", 4, "u32")]
+    if stagger_u:
+        spec.append(("OrigStaggerUIter", 4, "u32"))
+    spec += [("NumWorkGroups0", 4, "u32"), ("NumWorkGroups1", 4, "u32")]
+    if workgroup_mapping:
+        spec += [("NumFullBlocks", 4, "u32"), ("WgmRemainder1", 4, "u32"), ("MagicNumberWgmRemainder1", 4, "u32")]
     return lay_out(spec)
 
 
@@ -62,12 +69,13 @@ def kernarg_size(layout: list[Argument]) -> int:
 
 def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], batch_stride: dict[str, int],
                     tensor2d_size: dict[str, int], alpha: float, beta: float, macro_tile: tuple[int, int],
-                    addresses: dict[str, int], workgroup_mapping: int = 1) -> dict[str, int | float]:
+                    addresses: dict[str, int], workgroup_mapping: int = 1,
+                    orig_stagger_u_iter: int = 0) -> dict[str, int | float]:
     """Values of every argument for one launch; dicts are keyed by tensor letter (A, B, C, D)."""
     nwg0, nwg1 = -(-m // macro_tile[0]), -(-n // macro_tile[1])
     values: dict[str, int | float] = {
         "Tensor2dSizeA": tensor2d_size["A"], "Tensor2dSizeB": tensor2d_size["B"],
-        "Alpha": alpha, "Beta": beta, "OrigStaggerUIter": 0,
+        "Alpha": alpha, "Beta": beta, "OrigStaggerUIter": orig_stagger_u_iter,
         "NumWorkGroups0": nwg0, "NumWorkGroups1": nwg1,
         **workgroup_mapping_values(nwg0, nwg1, workgroup_mapping),
     }
@@ -82,26 +90,38 @@ def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], b
 
 
 def workgroup_mapping_values(nwg0: int, nwg1: int, wgm: int) -> dict[str, int]:
-    """NumFullBlocks, WgmRemainder1 and the magic number the kernel divides by WgmRemainder1 with.
-
-    Our convention (we own both sides of this ABI): magic = floor(2^32 / r) + 1, so that
-    mul_hi(x, magic) == x // r for every x with x * r < 2^32; x is at most nwg0 * r here.
-    r = 1 has no 32-bit magic number (0 is passed); the kernel special-cases it.
-    """
+    """NumFullBlocks, WgmRemainder1 and MagicNumberWgmRemainder1, as Tensile's host computes them
+    (ContractionSolution.cpp, Tensile 4.44): the remainder is NumWorkGroups1 % W, or W when that is 0,
+    and its magic number ``smallMagicNumber(r) = 2^31 // r + 1``; the kernel takes the quotient as
+    ``(x * magic) >> 31`` (exact while x * r < 2^31; x is at most nwg0 * r here)."""
     if wgm <= 1:
-        return {"NumFullBlocks": 0, "WgmRemainder1": 0, "MagicNumberWgmRemainder1": 0}
-    rem = nwg1 % wgm
-    magic = ((1 << 32) // rem + 1) if rem > 1 else 0
-    if rem and nwg0 * rem * rem >= 1 << 32:
+        return {"NumFullBlocks": nwg1, "WgmRemainder1": 0, "MagicNumberWgmRemainder1": 0}
+    rem = nwg1 % wgm or wgm
+    if nwg0 * rem * rem >= 1 << 31:
         raise ValueError(f"{nwg0} x {nwg1} work-groups are too many for WorkGroupMapping {wgm}")
-    return {"NumFullBlocks": nwg1 // wgm, "WgmRemainder1": rem, "MagicNumberWgmRemainder1": magic}
+    return {"NumFullBlocks": nwg1 // wgm, "WgmRemainder1": rem, "MagicNumberWgmRemainder1": (1 << 31) // rem + 1}
+
+
+def stagger_u_iterations(k: int, depth_u: int, global_split_u: int, stagger_u: int, stride_shift: int) -> int:
+    """OrigStaggerUIter as Tensile's host computes it (``ContractionSolution::staggerUIter``): the largest
+    power-of-two stagger, at most StaggerU, that the unrolled iterations still cover, minus 1 (a mask)."""
+    if stagger_u <= 0 or depth_u <= 0:
+        return 0
+    iters = k // depth_u // max(1, global_split_u)
+    s = stagger_u
+    while s > 1 and iters < s * (1 << stride_shift):
+        s //= 2
+    return s - 1 if s >= 1 else s
 
 
 def pack_arguments(layout: list[Argument], values: dict[str, int | float]) -> bytes:
     buf = bytearray(kernarg_size(layout))
     for arg in layout:
         v = values[arg.name]
-        fmt = {"u64": "<Q", "u32": "<I", "f32": "<f", "f64": "<d", "f16": "<e"}[arg.kind]
-        floating = arg.kind in ("f32", "f64", "f16")
+        if arg.kind == "f16":   # Tensile's host passes a half alpha/beta twice (alpha, alpha_2) in its slot
+            struct.pack_into("<ee", buf, arg.offset, float(v), float(v))
+            continue
+        fmt = {"u64": "<Q", "u32": "<I", "f32": "<f", "f64": "<d"}[arg.kind]
+        floating = arg.kind in ("f32", "f64")
         struct.pack_into(fmt, buf, arg.offset, float(v) if floating else int(v) & ((1 << (8 * arg.size)) - 1))
     return bytes(buf)

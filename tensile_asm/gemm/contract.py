@@ -16,7 +16,8 @@ from typing import Any, Mapping
 
 from tensile_asm.errors import UserError
 from tensile_asm.gemm import helpers
-from tensile_asm.gemm.arguments import Argument, argument_layout, argument_values, pack_arguments
+from tensile_asm.gemm.arguments import (Argument, argument_layout, argument_values, pack_arguments,
+                                        stagger_u_iterations)
 from tensile_asm.gemm.helpers import Workspace
 from tensile_asm.problem import HYBRID_TYPES, ProblemType, data_type
 
@@ -66,6 +67,11 @@ class GemmKernelContract:
     global_split_u_algorithm: str = SINGLE_BUFFER
     workgroup_mapping: int = 1
     lds_bytes: int | None = None   # None: not in a library entry (the code object's descriptor has it)
+    # StaggerU, DepthU, StaggerStrideShift: for OrigStaggerUIter as Tensile's host computes it (our kernels
+    # stagger by their built-in StaggerU and ignore it; 0 passes 0)
+    stagger_u: int = 0
+    depth_u: int = 0
+    stagger_stride_shift: int = 0
 
     # ---- constructors
     @classmethod
@@ -78,7 +84,8 @@ class GemmKernelContract:
                    use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
                    compute_type=pt.compute_type.char, macro_tile=(d.mt0, d.mt1), threads=d.num_threads,
                    global_split_u=d.global_split_u, global_split_u_algorithm=algorithm,
-                   workgroup_mapping=max(1, d.workgroup_mapping), lds_bytes=lds)
+                   workgroup_mapping=max(1, d.workgroup_mapping), lds_bytes=lds, stagger_u=d.stagger_u,
+                   depth_u=d.depth_u, stagger_stride_shift=d.stagger_stride_shift)
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -110,7 +117,9 @@ class GemmKernelContract:
                    data_type=a, dest_type=dest, compute_type=compute, macro_tile=(int(mt[0]), int(mt[1])),
                    threads=int(wg[0]) * int(wg[1]) * int(wg[2]), global_split_u=gsu,
                    global_split_u_algorithm=accumulation if gsu > 1 else SINGLE_BUFFER,
-                   workgroup_mapping=max(1, int(sm.get("workGroupMapping", 1))))
+                   workgroup_mapping=max(1, int(sm.get("workGroupMapping", 1))),
+                   stagger_u=int(sm.get("staggerU", 0)), depth_u=int(sm.get("depthU", 0)),
+                   stagger_stride_shift=int(sm.get("staggerStrideShift", 0)))
 
     # ---- facts
     @property
@@ -127,7 +136,8 @@ class GemmKernelContract:
         return (self.threads, 1, 1)
 
     def layout(self) -> list[Argument]:
-        return argument_layout(self.batched, self.use_beta, self.compute_type)
+        return argument_layout(self.batched, self.use_beta, self.compute_type, stagger_u=self.stagger_u > 0,
+                               workgroup_mapping=self.workgroup_mapping > 1)
 
     def helper_name(self) -> str | None:
         """The helper kernel this one needs in its code object, if any."""
@@ -170,7 +180,9 @@ class GemmKernelContract:
         values = argument_values(
             m=m, n=n, k=k, batch=batch, ld=gemm_ld, batch_stride=gemm_stride,
             tensor2d_size={t: ld[t] * cols[t] for t in "AB"}, alpha=alpha, beta=beta,
-            macro_tile=self.macro_tile, addresses=gemm_addr, workgroup_mapping=self.workgroup_mapping)
+            macro_tile=self.macro_tile, addresses=gemm_addr, workgroup_mapping=self.workgroup_mapping,
+            orig_stagger_u_iter=stagger_u_iterations(k, self.depth_u, self.global_split_u, self.stagger_u,
+                                                     self.stagger_stride_shift))
         gemm = Launch(self.name, self.grid(m, n, batch), self.block, tuple(self.layout()), values)
         if self.global_split_u == 1:
             return [gemm]

@@ -30,8 +30,8 @@ def _explicit_args(ko: KernelObject) -> list[dict]:
 
 def _tensile_layout(args: list[dict]):
     got = [(a.get(".name"), int(a.get(".size", 0)), int(a.get(".offset", -1))) for a in args]
-    for batched, use_beta in itertools.product((True, False), repeat=2):
-        layout = argument_layout(batched, use_beta)
+    for batched, use_beta, stagger, wgm in itertools.product((True, False), repeat=4):
+        layout = argument_layout(batched, use_beta, stagger_u=stagger, workgroup_mapping=wgm)
         if got == [(a.name, a.size, a.offset) for a in layout]:
             return layout, batched
     return None, None
@@ -47,7 +47,7 @@ def _gemm_spec(layout, batched: bool, block: tuple) -> LaunchSpec:
     # One workgroup: whatever WorkGroupMapping the kernel was built with, its only block of
     # workgroups is a remainder block of one (Tensile kernels without a mapping ignore these).
     values.update(NumWorkGroups0=1, NumWorkGroups1=1, NumFullBlocks=0, WgmRemainder1=1,
-                  MagicNumberWgmRemainder1=0)
+                  MagicNumberWgmRemainder1=(1 << 31) + 1)
     args = [emulator_argument(arg.kind, values[arg.name]) for arg in layout]
     shape = f"M=N=K={s}{', batch 1' if batched else ''}"
     return LaunchSpec(block=block, args=tuple(args),

@@ -24,9 +24,53 @@ def emulator_argument(kind: str, v):
     """An argument value as the emulator lays it out: arrays become buffers, scalars take their kind."""
     if isinstance(v, np.ndarray):
         return v
-    if kind == "f16":   # the half's bits in the low 16 bits of a 4-byte slot
-        return np.uint32(np.float16(v).view(np.uint16))
+    if kind == "f16":   # the half's bits twice in a 4-byte slot, as Tensile's host passes alpha, alpha_2
+        bits = int(np.float16(v).view(np.uint16))
+        return np.uint32(bits | bits << 16)
     return {"f32": np.float32, "f64": np.float64, "u64": np.uint64, "u32": np.uint32}[kind](v)
+
+
+def _scalar_bytes(kind: str, size: int, v) -> bytes:
+    value = emulator_argument(kind, v)
+    raw = value.tobytes() if isinstance(value, np.generic) else int(value).to_bytes(size, "little")
+    return raw.ljust(size, b"\0")[:size]
+
+
+def kernel_arguments(kernel, layout, values) -> list:
+    """The launch's argument values in the kernel's own metadata arguments (``kernel``: a
+    ``codeobject.KernelObject``, or None to pass ``layout`` as it is). Ours declare one metadata argument
+    per layout entry; Tensile's group several of ours under one name (StridesD: a u64 holding
+    StridesD0 and StridesD1; SizesFree: u96). Each of the kernel's arguments takes the contract's
+    arguments of its name (or its name and an index), which must fill it exactly at its offset and
+    be used up; anything else is a contract mismatch, reported naming the argument."""
+    from tensile_asm.errors import UserError
+
+    plain = [emulator_argument(a.kind, values[a.name]) for a in layout]
+    if kernel is None:
+        return plain
+    declared = [a for a in kernel.args if not str(a.get(".value_kind", "")).startswith("hidden_")]
+    if [(a.get(".name"), a.get(".offset"), a.get(".size")) for a in declared] == \
+            [(a.name, a.offset, a.size) for a in layout]:
+        return plain
+    out, used = [], set()
+    for md in declared:
+        name, off, size = str(md.get(".name")), int(md[".offset"]), int(md[".size"])
+        parts = [a for a in layout if a.name == name or (a.name.startswith(name) and a.name[len(name):].isdigit())]
+        if not parts or parts[0].offset != off or sum(a.size for a in parts) != size or \
+                any(b.offset != a.offset + a.size for a, b in zip(parts, parts[1:])):
+            ours = ", ".join(f"{a.name} ({a.size} bytes at {a.offset})" for a in parts) or "none of that name"
+            raise UserError(f"kernel {kernel.name}: its argument {name} ({size} bytes at offset {off}) does not "
+                            f"match the GEMM contract's arguments (ours: {ours})")
+        used.update(a.name for a in parts)
+        if len(parts) == 1:
+            out.append(emulator_argument(parts[0].kind, values[parts[0].name]))
+        else:
+            out.append(int.from_bytes(b"".join(_scalar_bytes(a.kind, a.size, values[a.name]) for a in parts),
+                                      "little"))
+    unused = [a.name for a in layout if a.name not in used]
+    if unused:
+        raise UserError(f"kernel {kernel.name}: it takes no argument for the GEMM contract's {', '.join(unused)}")
+    return out
 
 
 class EmulatedRuntime:
@@ -34,9 +78,15 @@ class EmulatedRuntime:
 
     name = "emulator"
 
-    def __init__(self, strict: bool = True, source: str | None = None):
+    def __init__(self, strict: bool = True, source: str | None = None, guard_bytes: int = 0,
+                 guard_value: float = 1024.0):
         self.strict = strict
         self.source = source    # the .s text of the code object, so errors can name its lines
+        # bytes placed after A and B (0: none, so any read past them is a memory fault), all holding
+        # guard_value: finite, as the memory a GPU reads there is, and large, so that a guard value which
+        # reaches D (other than times zero) fails the comparison
+        self.guard_bytes = guard_bytes
+        self.guard_value = guard_value
 
     def run_gemm(self, co_path: Path, contract: GemmKernelContract, inst: GemmInstance,
                  alpha: float, beta: float) -> LaunchResult:
@@ -45,6 +95,12 @@ class EmulatedRuntime:
         from tensile_asm.emulator import Emulator
 
         buffers = {t: inst.arrays[t].copy() for t in "ABCD"}
+        if self.guard_bytes:
+            from tensile_asm.benchmark.reference import from_float
+            for t in "AB":
+                arr = buffers[t]
+                guard = from_float(np.full(-(-self.guard_bytes // arr.itemsize), self.guard_value), inst.data_type)
+                buffers[t] = np.concatenate([arr, guard.astype(arr.dtype, copy=False)])
         ws = contract.workspace(inst.m, inst.n, inst.batch)
         if ws is not None:      # poisoned: every element the post-GSU kernel reads must have been written
             buffers["WS"] = np.full(ws.elements, np.nan, dtype=_ACCUMULATOR[ws.element_bytes])
@@ -52,7 +108,7 @@ class EmulatedRuntime:
         stats = None
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
                                         batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=buffers):
-            args = [emulator_argument(a.kind, launch.values[a.name]) for a in launch.layout]
+            args = kernel_arguments(emulator.code.kernels.get(launch.kernel), launch.layout, launch.values)
             result = emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args)
             if launch.kernel == contract.name:
                 stats = result

@@ -219,7 +219,8 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
         raise ValueError(f"kernel {name}: {reason}")
     ctx = KernelContext(arch, geometry, name)
     g = geometry
-    layout = argument_layout(g.batched, g.use_beta, g.compute_type)
+    layout = argument_layout(g.batched, g.use_beta, g.compute_type, stagger_u=g.stagger_u > 0,
+                             workgroup_mapping=g.workgroup_mapping > 1)
     regs, arg_block = entry_registers(ctx, layout, g.batched)
     body = Module(name)
     body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs), workgroup_mapping(ctx, regs),

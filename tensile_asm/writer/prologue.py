@@ -94,7 +94,7 @@ def scalar_divmod(ctx: KernelContext, quotient: VReg, remainder: VReg, dividend,
 def workgroup_mapping(ctx: KernelContext, regs: EntryRegisters) -> Module:
     """Which C tile this work-group computes. WorkGroupMapping W > 1 walks the tiles in blocks of W
     along dim 1 for cache locality (Tensile's mapping, with the remainder block handled by the host's
-    magic number for division by NumWorkGroups1 % W)."""
+    magic number for division by WgmRemainder1, as Tensile's host passes them)."""
     g = ctx.geometry
     wgm = g.workgroup_mapping
     m = Module(f"work-group mapping (WorkGroupMapping {wgm})")
@@ -119,10 +119,13 @@ def workgroup_mapping(ctx: KernelContext, regs: EntryRegisters) -> Module:
           ctx.inst("s_add_u32", serial, wg0, tmp, comment="serial = wg0 + (wg1 % WGM) * nwg0"),
           ctx.inst("s_cmp_lt_u32", block, arg("NumFullBlocks")),
           ctx.inst("s_cbranch_scc1", full),
-          # remainder block: height WgmRemainder1; q = serial / rem by the host's magic number
+          # remainder block: height WgmRemainder1; q = serial / rem = (serial * magic) >> 31 by the host's
+          # magic number (Tensile's smallMagicNumber)
           ctx.inst("s_mul_hi_u32", regs.tile0, serial, arg("MagicNumberWgmRemainder1")),
-          ctx.inst("s_cmp_eq_u32", arg("WgmRemainder1"), 1, comment="x / 1 has no 32-bit magic number"),
-          ctx.inst("s_cselect_b32", regs.tile0, serial, regs.tile0),
+          ctx.inst("s_lshl_b32", regs.tile0, regs.tile0, 1),
+          ctx.inst("s_mul_i32", tmp, serial, arg("MagicNumberWgmRemainder1")),
+          ctx.inst("s_lshr_b32", tmp, tmp, 31),
+          ctx.inst("s_or_b32", regs.tile0, regs.tile0, tmp),
           ctx.inst("s_mul_i32", tmp, regs.tile0, arg("WgmRemainder1")),
           ctx.inst("s_sub_u32", regs.tile1, serial, tmp),
           ctx.inst("s_branch", rem),
