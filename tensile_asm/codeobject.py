@@ -297,7 +297,7 @@ def kernel_instructions(co: CodeObject, name: str, text: str | None = None) -> l
         raise UserError(f"{co.path} has no kernel '{name}'; it has {', '.join(sorted(co.kernels)) or 'none'}")
     if text is None:
         text = disassemble(co.path, co.processor)
-    functions = parse_objdump(text, set(co.functions))
+    functions = parse_objdump(text, {n: a for n, (a, _) in co.functions.items()})
     ko = co.kernels[name]
     for fn in functions.values():
         if fn.address == ko.entry:

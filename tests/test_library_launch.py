@@ -127,8 +127,11 @@ def test_cli_verifies_a_dat_library_without_the_writer(library, tmp_path):
     multiple = next(s["name"] for s in lib.solutions.values() if s["sizeMapping"]["globalAccumulation"] == 2)
     proc = _run(CLI, "verify", "--library", str(tmp_path / "out"), "--kernel", multiple, "--size", "37,31,29",
                 "--size", "1,1,1")
+    assert proc.returncode == 2 and "predicates accept" in proc.stderr     # GlobalSplitUCheckMinK: K >= 512
+    proc = _run(CLI, "verify", "--library", str(tmp_path / "out"), "--kernel", multiple, "--size", "37,31,29",
+                "--size", "1,1,1", "--ignore-predicates")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"verifying {multiple} from TensileLibrary_gfx90a.co and TensileLibrary.dat" in proc.stdout
+    assert f"{multiple} (gfx90a, TensileLibrary_gfx90a.co)" in proc.stdout
     assert "2 passed, 0 failed" in proc.stdout
 
 

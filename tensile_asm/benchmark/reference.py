@@ -132,8 +132,10 @@ def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray
     return ref, scale
 
 
-def tolerance(k: int, data_type: str = "S", dest_type: str = "S") -> float:
-    accumulate = ROUNDOFF["D"] if data_type == "D" else ROUNDOFF["S"]
+def tolerance(k: int, data_type: str = "S", dest_type: str = "S", accumulate_type: str | None = None) -> float:
+    """``accumulate_type`` H: the kernel sums in fp16 (Tensile's HB kernels without HighPrecisionAccumulate
+    accumulate with v_pk_fma_f16), so the sum's roundoff is fp16's; otherwise fp32's (fp64's for D)."""
+    accumulate = ROUNDOFF["D"] if data_type == "D" else ROUNDOFF["H"] if accumulate_type == "H" else ROUNDOFF["S"]
     return 4.0 * (k + 2) * accumulate + 2.0 * ROUNDOFF[dest_type]
 
 
@@ -149,13 +151,14 @@ class Comparison:
         return self.bad_elements == 0 and self.outside_writes == 0 and np.isfinite(self.max_rel_error)
 
 
-def compare(inst: GemmInstance, d_flat: np.ndarray, alpha: float, beta: float) -> Comparison:
+def compare(inst: GemmInstance, d_flat: np.ndarray, alpha: float, beta: float,
+            accumulate_type: str | None = None) -> Comparison:
     ref, scale = reference(inst, alpha, beta)
     got = to_float64(inst.view("D", d_flat), inst.dest_type)
     with np.errstate(invalid="ignore", divide="ignore"):
         rel = np.abs(got - ref) / np.maximum(scale, np.finfo(np.float64).tiny)
     rel = np.where(np.isnan(got), np.inf, rel)
-    tol = tolerance(inst.k, inst.data_type, inst.dest_type)
+    tol = tolerance(inst.k, inst.data_type, inst.dest_type, accumulate_type)
     # Everything outside the logical D region must still hold the poison pattern.
     mask = np.zeros(d_flat.size, dtype=bool)
     mask[_region_indices(inst)] = True

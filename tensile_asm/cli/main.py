@@ -3,7 +3,7 @@
   tensile-asm emit   --arch gfx90a --solution SOL.yaml [--index I] -o OUT/
   tensile-asm verify --arch gfx90a --solution SOL.yaml [--index I] --size M,N,K[,BATCH] ...
                      [--alpha A] [--beta B] [--asm FILE.s] [--seed S]
-  tensile-asm verify --library OUT_DIR [--kernel NAME] --size M,N,K[,BATCH] ... [--alpha A] [--beta B]
+  tensile-asm verify --library DIR [--solution NAME] --size M,N,K[,BATCH] ... [--alpha A] [--beta B]
   tensile-asm inspect FILE.co|FILE.s [--arch gfx90a] [--kernel NAME] [--json] [--no-emulate]
   tensile-asm inspect --arch gfx90a --solution SOL.yaml [--index I] [--json] [--no-emulate]
   tensile-asm emulator-coverage [--arch gfx90a ...] [--missing] [--json | --markdown]
@@ -41,16 +41,23 @@ def _parser() -> argparse.ArgumentParser:
     emit.add_argument("-o", "--output", required=True, type=Path, help="output directory")
 
     verify = sub.add_parser("verify", help="run the kernel on the CPU emulator against a float64 numpy reference",
-                            description="Build a solution's kernel (--arch, --solution) or take a kernel of a "
-                            "library built earlier (--library: its TensileLibrary.yaml/.dat and code object, "
-                            "without the kernel writer), run it on the CPU emulator and compare D with a float64 "
-                            "numpy reference.")
+                            description="Build a solution's kernel (--arch, --solution) or take the solutions of a "
+                            "library built earlier, by tensile-create-library or by Tensile's TensileCreateLibrary "
+                            "(--library: its TensileLibrary*.yaml/.dat, lazy-loading placeholders included, and "
+                            "code objects: offload bundles, compressed or not, raw .co and .hsaco; no kernel "
+                            "writer), run each on every --size its predicates accept on the CPU emulator and "
+                            "compare D with a float64 numpy reference.")
     solution_args(verify, required=False)
-    verify.add_argument("--library", type=Path, default=None, metavar="OUT_DIR",
-                        help="a tensile-create-library output directory (or its library/ folder or "
-                        "TensileLibrary file): verify its kernels from the library files alone")
+    verify.add_argument("--library", type=Path, default=None, metavar="DIR",
+                        help="a create-library output directory (or its library/ folder or TensileLibrary "
+                        "file): verify its solutions from the library files alone; with it, --solution NAME "
+                        "picks one solution by name (default: every solution)")
     verify.add_argument("--kernel", default=None, metavar="NAME",
-                        help="with --library: only this kernel (default: every kernel of the library)")
+                        help="with --library: only the solution of this kernel (the same name in Tensile's libraries)")
+    verify.add_argument("--ignore-predicates", action="store_true",
+                        help="with --library: run each solution on every --size, even where its predicates do "
+                        "not accept it (some only keep a size from a slow kernel, e.g. GlobalSplitUCheckMinK; "
+                        "others, e.g. Free0SizeMultiple, state what the kernel assumes)")
     verify.add_argument("--size", action="append", required=True, metavar="M,N,K[,BATCH]",
                         help="problem size; repeat for several")
     verify.add_argument("--alpha", type=float, default=1.5, help="alpha (default 1.5)")
@@ -138,9 +145,10 @@ def cmd_emit(args) -> int:
 
 def cmd_verify(args) -> int:
     if args.library is not None:
-        given = [f"--{o}" for o in ("arch", "solution", "index", "asm") if getattr(args, o) is not None]
+        given = [f"--{o}" for o in ("arch", "index", "asm") if getattr(args, o) is not None]
         if given:
             raise UserError(f"verify --library takes its kernels from the library; drop {', '.join(given)}")
+        args.solution_name = str(args.solution) if args.solution is not None else None
         return _verify_library(args)
     missing = [f"--{o}" for o in ("arch", "solution") if getattr(args, o) is None]
     if missing:
@@ -187,28 +195,39 @@ def _verify_solution(args) -> int:
 
 
 def _verify_library(args) -> int:
-    """Every (or the --kernel) kernel of a library, launched from its entry and code object: no writer."""
-    from tensile_asm.benchmark.verify import Size, verify_sizes
-    from tensile_asm.gemm import GemmKernelContract
-    from tensile_asm.library import Library
-    from tensile_asm.runtime.emulated import EmulatedRuntime
+    """Every solution of a library (ours or one Tensile's TensileCreateLibrary wrote) whose predicates
+    accept a size, launched from its code object on the emulator: no writer."""
+    from tensile_asm.benchmark.verify import Size, verify_library
+    from tensile_asm.library.codeobjects import LibraryFolder
 
     sizes = [Size(*parse_size(s)) for s in args.size]
-    lib = Library.load(args.library)
-    names = [args.kernel] if args.kernel else sorted(s["name"] for s in lib.solutions.values())
-    if not names:
-        raise UserError(f"{lib.path}: the library lists no solutions; nothing to verify")
-    failed = 0
-    for name in names:
-        contract = GemmKernelContract.from_library_entry(lib.entry(name))
-        co = lib.code_object(name)
-        beta = args.beta if args.beta is not None else (0.5 if contract.use_beta else 0.0)
-        if beta != 0.0 and not contract.use_beta:
-            raise UserError(f"--beta {beta:g}: kernel {name} has no beta (useBeta false) and computes "
-                            f"D = alpha*A*B; use --beta 0")
-        print(f"verifying {name} from {co.name} and {lib.path.name} on the emulator")
-        runtime = EmulatedRuntime(strict=not args.no_strict)
-        failed += _print_results(verify_sizes(co, contract, sizes, args.alpha, beta, args.seed, runtime))
+    names = {n for n in (args.solution_name, args.kernel) if n} or None
+    with LibraryFolder(args.library) as folder:
+        def progress(name, gfx, accepted):
+            print(f"verifying {name} ({gfx}) on the emulator", flush=True)
+        solutions = verify_library(folder, sizes, args.alpha, args.beta, args.seed, strict=not args.no_strict,
+                                   names=names, progress=progress, check_predicates=not args.ignore_predicates)
+        if not solutions:
+            what = f"no solution named {', '.join(sorted(names))}" if names else "no solutions"
+            raise UserError(f"{folder.path}: the library has {what}; nothing to verify")
+    failed = ran = 0
+    for s in solutions:
+        if s.not_run:
+            print(f"{s.name} ({s.architecture}): not run: {s.not_run}")
+            failed += 1
+            continue
+        if not s.results:
+            print(f"{s.name} ({s.architecture}): its predicates accept none of the sizes")
+            continue
+        ran += 1
+        print(f"{s.name} ({s.architecture}, {s.code_object})")
+        failed += _print_results(s.results)
+        if s.skipped:
+            print(f"  sizes its predicates do not accept: {', '.join(str(z) for z in s.skipped)}")
+    print(f"{ran} solutions run, {failed} failed or not run, "
+          f"{sum(1 for s in solutions if not s.not_run and not s.results)} accepted no size")
+    if ran == 0 and failed == 0:
+        raise UserError("no solution's predicates accept any of the sizes; try other --size values")
     return 1 if failed else 0
 
 

@@ -72,7 +72,7 @@ class _Loaded:
         self.code: CodeObject = read_code_object(path)
         self.arch = load_arch(self.code.processor)
         text = disassemble(path, self.code.processor)
-        self.functions = parse_objdump(text, set(self.code.functions))
+        self.functions = parse_objdump(text, {n: a for n, (a, _) in self.code.functions.items()})
         self.programs: dict = {}
 
     def attach_source(self, asm_text: str) -> int:

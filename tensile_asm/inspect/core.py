@@ -129,7 +129,8 @@ def inspect_code_object(path, arch_name: str | None = None, kernel: str | None =
             raise UserError(f"{shown_path or path} has no kernel '{kernel}'; it has {', '.join(names)}")
         names = [kernel]
     try:
-        functions = parse_objdump(disassemble(co.path, co.processor), set(co.functions))
+        functions = parse_objdump(disassemble(co.path, co.processor),
+                                 {n: a for n, (a, _) in co.functions.items()})
     except AsmParseError as e:
         raise UserError(f"cannot read the disassembly of {shown_path or path}: {e}") from None
     return [inspect_kernel(co, arch, n, functions, emulate, launch, shown_path) for n in names]

@@ -230,10 +230,14 @@ def parse_objdump(text: str, functions=None) -> dict[str, Function]:
     """Parse ``llvm-objdump -d --symbolize-operands`` output into functions keyed by symbol name.
 
     ``functions`` (names of the code object's function symbols) tells symbols from local labels;
-    without it, names of the form ``L<n>`` are taken for labels.
+    without it, names of the form ``L<n>`` are taken for labels. Given as a mapping name -> address, a
+    symbol line at a function's address starts that function under its own name, whatever name objdump
+    printed: it prints one symbol per address, and may pick a local label there (Tensile's kernels have
+    ``<kernel>_preloaded`` at their entry); the printed name is kept as a label of the function.
     """
     result: dict[str, Function] = {}
     current: Function | None = None
+    at = {a: n for n, a in functions.items()} if isinstance(functions, dict) else {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
         if not line.strip():
@@ -241,6 +245,10 @@ def parse_objdump(text: str, functions=None) -> dict[str, Function]:
         m = _SYMBOL_LINE.match(line)
         if m:
             addr, name = int(m.group(1), 16), m.group(2)
+            if addr in at and at[addr] != name:
+                current = result[at[addr]] = Function(at[addr], addr)
+                current.labels[name] = addr
+                continue
             is_function = name in functions if functions is not None else not _OBJDUMP_LABEL.match(name)
             if is_function or current is None:
                 current = result[name] = Function(name, addr)

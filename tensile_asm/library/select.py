@@ -96,6 +96,13 @@ class Library:
             raise UserError(f"{self.path or 'library'}: its selection tree or a solution entry lacks or garbles "
                             f"{type(e).__name__} {e}; rebuild the library with tensile-create-library") from None
 
+    def accepts(self, solution: dict[str, Any], problem: Problem, arch: str) -> bool:
+        """Whether ``solution``'s hardware and problem predicates hold for ``problem`` on ``arch``."""
+        self._hw = {"arch": arch, "cu_count": None, "is_apu": None}
+        self._metric = "DeviceEfficiency"
+        return self._hw_pred(solution.get("hardwarePredicate", {"type": "TruePred"})) and \
+            self._problem_pred(solution.get("problemPredicate", {"type": "TruePred"}), problem)
+
     # ---- predicates
     def _solution_ok(self, index: int, v: ContractionView, hw: Hardware) -> bool:
         sol = self.solutions.get(index)
