@@ -96,12 +96,16 @@ class Library:
             raise UserError(f"{self.path or 'library'}: its selection tree or a solution entry lacks or garbles "
                             f"{type(e).__name__} {e}; rebuild the library with tensile-create-library") from None
 
-    def accepts(self, solution: dict[str, Any], problem: Problem, arch: str) -> bool:
-        """Whether ``solution``'s hardware and problem predicates hold for ``problem`` on ``arch``."""
-        self._hw = {"arch": arch, "cu_count": None, "is_apu": None}
-        self._metric = "DeviceEfficiency"
-        return self._hw_pred(solution.get("hardwarePredicate", {"type": "TruePred"})) and \
-            self._problem_pred(solution.get("problemPredicate", {"type": "TruePred"}), problem)
+    def accepts(self, solution: dict[str, Any], problem: Problem | ContractionView, arch: str) -> bool:
+        """Whether ``solution``'s problem and hardware predicates hold for ``problem`` on ``arch`` (Tensile's
+        AMDGPU defaults: CU count and APU 0). Its task predicate (WorkspaceCheck) is left to the caller,
+        who gives the kernel the workspace it needs."""
+        view = ContractionView.from_problem(problem) if isinstance(problem, Problem) else problem
+        where = f"{self.path or 'library'}: solution {solution.get('index')}"
+        true = {"type": "TruePred"}
+        return (problem_holds(solution.get("problemPredicate", true), view, where)
+                and hardware_holds(solution.get("hardwarePredicate", true), Hardware(processor_name(arch), 0, 0),
+                                   where))
 
     # ---- predicates
     def _solution_ok(self, index: int, v: ContractionView, hw: Hardware) -> bool:
