@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,33 @@ def _read_notes(elf) -> list[dict]:
     return docs
 
 
+_UNPACKED: dict = {}
+_UNPACK_DIR: tempfile.TemporaryDirectory | None = None
+
+
+def elf_file(path) -> Path:
+    """``path`` itself for an ELF; for a clang offload bundle (compressed or not: Tensile's
+    ``TensileLibrary_<gfx>.co``), its one amdgcn code object unpacked into a temporary file (once per file
+    version; removed when the process ends)."""
+    global _UNPACK_DIR
+    from tensile_asm.library import bundle
+
+    path = Path(path)
+    with open(path, "rb") as f:
+        head = f.read(32)
+    if not bundle.is_bundle(head):
+        return path
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _UNPACKED:
+        if _UNPACK_DIR is None:
+            _UNPACK_DIR = tempfile.TemporaryDirectory(prefix="tensile-asm-unbundled-")
+        out = Path(_UNPACK_DIR.name) / f"{len(_UNPACKED)}-{path.stem}.co"
+        out.write_bytes(bundle.code_object_for(path.read_bytes(), None, str(path)))
+        _UNPACKED[key] = out
+    return _UNPACKED[key]
+
+
 def read_code_object(path) -> CodeObject:
     """Read ``path``; a file that is not an AMDGPU code object is a ``UserError``."""
     try:
@@ -225,7 +253,7 @@ def read_code_object(path) -> CodeObject:
     path = Path(path)
     if not path.is_file():
         raise UserError(f"code object {path} does not exist; build it first")
-    with open(path, "rb") as f:
+    with open(elf_file(path), "rb") as f:
         try:
             elf = ELFFile(f)
         except ELFError as e:
@@ -278,7 +306,7 @@ def disassemble(path, mcpu: str) -> str:
     from tensile_asm.toolchain_paths import find_llvm_tool
 
     tool = find_llvm_tool("llvm-objdump")
-    cmd = [tool, "-d", f"--mcpu={mcpu}", "--symbolize-operands", "--no-show-raw-insn", str(path)]
+    cmd = [tool, "-d", f"--mcpu={mcpu}", "--symbolize-operands", "--no-show-raw-insn", str(elf_file(path))]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:

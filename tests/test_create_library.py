@@ -10,6 +10,7 @@ from tensile_asm.cli.create_library import main
 from tensile_asm.errors import UserError
 from tensile_asm.kernel_cache import CacheEntry, KernelPart
 from tensile_asm.library import Library
+from tensile_asm.library.bundle import code_object_for
 from tensile_asm.library.create import create_library
 from tensile_asm.problem import Problem, ProblemType
 
@@ -62,14 +63,24 @@ def files(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
+def elf(path: Path) -> bytes:
+    """The code object inside a merged TensileLibrary_<gfx>.co (a compressed offload bundle, as Tensile's)."""
+    data = Path(path).read_bytes()
+    assert data[:4] == b"CCOB", data[:8]
+    return code_object_for(data, "gfx90a")
+
+
 def test_builds_the_example_logic(tmp_path):
     fake = FakeBuilder()
     report = create_library(EXAMPLE_DIR, tmp_path, "gfx90a", build=fake)
-    assert files(tmp_path) == ["library/TensileLibrary.yaml", "library/TensileLibrary_gfx90a.co", "support.json"]
+    assert files(tmp_path) == ["library/TensileLibrary.yaml", "library/TensileLibrary_gfx90a.co",
+                               "library/TensileManifest.txt", "support.json"]
+    assert (tmp_path / "library/TensileManifest.txt").read_text().splitlines() == \
+        [str((tmp_path / f).resolve()) for f in ("library/TensileLibrary.yaml", "library/TensileLibrary_gfx90a.co")]
     (names, arch, _), = fake.calls
     assert arch == "gfx90a" and len(names) == 5 and all(n.startswith("Cijk_Ailk_Bljk_SB_MT") for n in names)
     assert all("_K1_" in n for n in names)
-    co = (tmp_path / "library/TensileLibrary_gfx90a.co").read_bytes()
+    co = elf(tmp_path / "library/TensileLibrary_gfx90a.co")
     assert co.startswith(b"\x7fELF") and all(n.encode() in co for n in names)
     lib = yaml.safe_load((tmp_path / "library/TensileLibrary.yaml").read_text())
     assert [s["name"] for s in lib["solutions"]] == names  # library names are the kernel symbols
@@ -114,7 +125,7 @@ def test_cached_kernels_are_not_written_again_and_the_builder_version_is_in_the_
         (tmp_path / "a/library/TensileLibrary_gfx90a.co").read_bytes()
     newer = FakeBuilder(version="fake-2")
     create_library(EXAMPLE_DIR, tmp_path / "c", "gfx90a", build=newer, cache_dir=tmp_path / "cache", jobs=1)
-    assert len(newer.compiled) == 5 and b"fake-2" in (tmp_path / "c/library/TensileLibrary_gfx90a.co").read_bytes()
+    assert len(newer.compiled) == 5 and b"fake-2" in elf(tmp_path / "c/library/TensileLibrary_gfx90a.co")
 
 
 def test_a_damaged_cache_entry_is_rebuilt(tmp_path):
@@ -198,7 +209,7 @@ def test_a_kernel_that_cannot_be_written_is_reported_not_built(tmp_path):
     assert all(support[n]["built"] for n in names if n != names[1])
     lib = yaml.safe_load((tmp_path / "library/TensileLibrary.yaml").read_text())
     assert [s["name"] for s in lib["solutions"]] == [n for n in names if n != names[1]]
-    co = (tmp_path / "library/TensileLibrary_gfx90a.co").read_bytes()
+    co = elf(tmp_path / "library/TensileLibrary_gfx90a.co")
     assert names[1].encode() not in co and names[0].encode() in co
     assert len(report.built) == 4 and "5 not built" not in report.table() and "4 built, 2 not built" in report.table()
 
@@ -221,7 +232,7 @@ def test_cli_help(capsys):
         main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    assert "--architecture" in out and "raw AMDGPU ELF" in out and "--library-format" in out
+    assert "--architecture" in out and "offload" in out and "--library-format" in out
 
 
 def test_cli_user_errors_are_one_line_exit_2(tmp_path, capsys):
@@ -326,7 +337,10 @@ def _count_writes(monkeypatch) -> list[str]:
 
 
 def _outputs(out: Path) -> dict[str, bytes]:
-    return {f: (out / f).read_bytes() for f in files(out) if f != "support.json"}
+    """The outputs, the manifest's absolute paths made relative to ``out``."""
+    got = {f: (out / f).read_bytes() for f in files(out) if f != "support.json"}
+    got["library/TensileManifest.txt"] = got["library/TensileManifest.txt"].replace(str(out.resolve()).encode(), b"OUT")
+    return got
 
 
 @needs_toolchain
@@ -336,11 +350,11 @@ def test_real_builder_writes_each_kernel_once_and_the_cache_rebuilds_only_what_c
     report = create_library(EXAMPLE_DIR, tmp_path / "a", "gfx90a", jobs=1, cache_dir=cache)
     assert len(report.built) == 5 and sorted(written) == sorted(e.name for e in report.built)  # once each
     assert (report.stats.compiled, report.stats.cached) == (5, 0)
-    co = tmp_path / "a/library/TensileLibrary_gfx90a.co"
-    assert co.read_bytes()[:4] == b"\x7fELF"
+    co = elf(tmp_path / "a/library/TensileLibrary_gfx90a.co")
+    assert co[:4] == b"\x7fELF"
     lib = Library.load(tmp_path / "a")
     assert {s["name"] for s in lib.solutions.values()} == {e.name for e in report.built}
-    assert all(e.name.encode() in co.read_bytes() for e in report.built)  # the kernel symbols are the library names
+    assert all(e.name.encode() in co for e in report.built)  # the kernel symbols are the library names
 
     written.clear()   # unchanged rebuild: nothing written or assembled, the same bytes out
     again = create_library(EXAMPLE_DIR, tmp_path / "b", "gfx90a", jobs=1, cache_dir=cache)
@@ -359,7 +373,7 @@ def test_real_builder_writes_each_kernel_once_and_the_cache_rebuilds_only_what_c
     new_names = {e.name for e in changed.built} - {e.name for e in report.built}
     assert len(new_names) == 1 and written == list(new_names) and "PLR1" in written[0]
     assert (changed.stats.compiled, changed.stats.cached) == (1, 4)
-    assert written[0].encode() in (tmp_path / "c/library/TensileLibrary_gfx90a.co").read_bytes()
+    assert written[0].encode() in elf(tmp_path / "c/library/TensileLibrary_gfx90a.co")
 
 
 @needs_toolchain

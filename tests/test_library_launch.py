@@ -66,7 +66,8 @@ for entry in sorted(lib.solutions.values(), key=lambda e: e["index"]):
     contract = GemmKernelContract.from_library_entry(entry)
     for beta in (0.5, 0.0):
         launched.clear()
-        for r in verify_sizes(lib.code_object(entry["name"]), contract, sizes, -1.25, beta, 7, EmulatedRuntime(strict=True)):
+        paths = {k: lib.code_object(k) for k in (entry["name"], contract.helper_name()) if k}
+        for r in verify_sizes(paths, contract, sizes, -1.25, beta, 7, EmulatedRuntime(strict=True)):
             out.append({"kernel": entry["name"], "gsu": contract.global_split_u,
                         "algorithm": contract.global_split_u_algorithm, "size": str(r.size), "beta": beta,
                         "passed": bool(r.passed), "detail": r.detail, "max_rel_error": r.max_rel_error})
@@ -122,7 +123,7 @@ def test_cli_verifies_a_dat_library_without_the_writer(library, tmp_path):
     dat_dir = tmp_path / "out" / "library"
     dat_dir.mkdir(parents=True)
     write_master_library(lib.data, dat_dir, "msgpack")
-    for co in (library / "library").glob("*.co"):
+    for co in [*(library / "library").glob("*.co"), *(library / "library").glob("*.hsaco")]:
         shutil.copy(co, dat_dir)
     multiple = next(s["name"] for s in lib.solutions.values() if s["sizeMapping"]["globalAccumulation"] == 2)
     proc = _run(CLI, "verify", "--library", str(tmp_path / "out"), "--kernel", multiple, "--size", "37,31,29",

@@ -36,11 +36,11 @@ class CaseResult:
     estimated_cycles: int | None = None     # the emulator's cycle model, one workgroup (modelled)
 
 
-def verify_sizes(co_path: Path, contract: GemmKernelContract, sizes: list[Size], alpha: float, beta: float,
-                 seed: int, runtime, pad: int = 0) -> list[CaseResult]:
-    """Run ``contract``'s launches from the code object at ``co_path`` for each size, on random data with
-    D poisoned (C too when beta is 0), and compare D with the float64 reference. Sizes too large for
-    host memory are refused, all of them before anything is allocated."""
+def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, sizes: list[Size], alpha: float,
+                 beta: float, seed: int, runtime, pad: int = 0) -> list[CaseResult]:
+    """Run ``contract``'s launches from the code object at ``co_path`` (or {kernel: code object}) for each
+    size, on random data with D poisoned (C too when beta is 0), and compare D with the float64 reference.
+    Sizes too large for host memory are refused, all of them before anything is allocated."""
     if beta != 0.0 and not contract.use_beta:
         raise ValueError("a kernel without beta (UseBeta false) computes D = alpha*A*B; verify it with beta 0")
     c = contract
@@ -145,7 +145,8 @@ def verify_library(folder, sizes: list[Size], alpha: float, beta: float | None, 
         if progress is not None:
             progress(name, gfx, accepted)
         runtime = EmulatedRuntime(strict=strict, guard_bytes=guard_bytes)
-        results = verify_sizes(co, contract, accepted, alpha, b, seed, runtime) \
-            if accepted else []
+        helper = contract.helper_name()
+        paths = {name: co, helper: folder.code_object(helper, gfx)} if accepted and helper else co
+        results = verify_sizes(paths, contract, accepted, alpha, b, seed, runtime) if accepted else []
         out.append(SolutionResult(name, gfx, folder.source_of(co) if co else None, results, skipped))
     return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from tensile_asm.cli.common import EXIT_USAGE, run_main
 from tensile_asm.errors import UserError
@@ -22,17 +23,15 @@ NOT_IMPLEMENTED = {
     "--num-merged-files": "one code object per architecture is written",
     "--short-file-names": "file names are not shortened",
     "--embed-library": "write the library files and load them at run time",
-    "--generate-manifest-and-exit": "run without it; the outputs are listed in support.json",
-    "--verify-manifest": "run without it; the outputs are listed in support.json",
     "--generate-sources-and-exit": "only assembly kernels are generated",
     "--write-master-solution-index": "support.json lists every solution",
     "--cxx-compiler": "the LLVM toolchain is found automatically (tools/setup)",
     "--cmake-cxx-compiler": "the LLVM toolchain is found automatically (tools/setup)",
     "--assembler": "the LLVM toolchain is found automatically (tools/setup)",
-    "--offload-bundler": "code objects are raw ELF files, not offload bundles",
     "--client-config": "no client is built",
     "--build-client": "no client is built",
     "--keep-build-tmp": "no build directory is kept",
+    "--offload-bundler": "offload bundles are written by tensile_asm/library/bundle.py, no bundler is run",
     "--package-library": "write the library files as they are",
     "--version": "libraries carry no version field",
     "--ignore-asm-cap-cache": "assembler capabilities come from isa/*.yaml",
@@ -43,11 +42,13 @@ NOT_IMPLEMENTED = {
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
-        description="Build GEMM kernels from Tensile library logic files into one code object per architecture "
-                    "(OUT_DIR/library/TensileLibrary_<gfx>.co: a raw AMDGPU ELF code object, not a "
-                    "clang-offload-bundler bundle), the master solution library OUT_DIR/library/TensileLibrary.yaml "
-                    "(or .dat) listing the built solutions, and OUT_DIR/support.json saying for every solution "
-                    "whether it was built and, if not, why.",
+        description="Build GEMM kernels from Tensile library logic files into code objects named and packed as "
+                    "Tensile 4.44 does (OUT_DIR/library/TensileLibrary_<gfx>.co: a compressed clang offload "
+                    "bundle per architecture; helper kernels, GlobalSplitU's, in Kernels.so-000-<gfx>.hsaco; "
+                    "with --no-merge-files raw <kernel>_<gfx>.co and <helper>.so-000-<gfx>.hsaco), the master "
+                    "solution library OUT_DIR/library/TensileLibrary.yaml (or .dat) listing the built solutions, "
+                    "library/TensileManifest.txt listing those files, and OUT_DIR/support.json saying for every "
+                    "solution whether it was built and, if not, why.",
         epilog="Logic files are found recursively under LOGIC_DIR by the schedule name in their file name "
                "(gfx90a: aldebaran, gfx942: aquavanjaram942, gfx908: arcturus, gfx906: vega20, gfx900: vega10). "
                "Errors you can fix are reported in one line with exit code 2.")
@@ -80,6 +81,14 @@ def _parser() -> argparse.ArgumentParser:
                         "still written)")
     p.add_argument("--print-timing", action="store_true",
                    help="print the seconds spent per stage (read, assess, build, link, library) and kernel counts")
+    p.add_argument("--compress", choices=("zstd", "zlib", "none"), default="zstd",
+                   help="compression of the merged code objects' offload bundles (default zstd, as Tensile's "
+                   "bundler call; none: an uncompressed bundle); not a TensileCreateLibrary option")
+    p.add_argument("--generate-manifest-and-exit", action="store_true",
+                   help="write library/TensileManifest.txt (the files a build would write, from the solutions "
+                   "the writer supports) and exit without building")
+    p.add_argument("--verify-manifest", action="store_true",
+                   help="check that every file library/TensileManifest.txt lists exists and exit (1 if not)")
     p.add_argument("--quiet", action="store_true", help="do not print the built / not-built table")
     return p
 
@@ -108,12 +117,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.code_object_version == "V4":
             raise UserError("--code-object-version V4 is not implemented; the kernels are written as code "
                             "object V5 (use V5 or default)")
+        if args.verify_manifest:
+            from tensile_asm.library.outputs import MANIFEST, verify_manifest
+            missing = verify_manifest(Path(args.out_dir) / "library")
+            for f in missing:
+                print(f"{PROG}: {MANIFEST} lists {f}, which does not exist", file=sys.stderr)
+            if not missing:
+                print(f"every file in {Path(args.out_dir) / 'library' / MANIFEST} exists")
+            return 1 if missing else 0
         report = create_library(args.logic_dir, args.out_dir, args.architecture,
                                 library_format=args.library_format, merge_files=args.merge_files,
-                                jobs=args.jobs, cache_dir=args.cache_dir, use_cache=not args.no_cache)
+                                jobs=args.jobs, cache_dir=args.cache_dir, use_cache=not args.no_cache,
+                                compress=args.compress, manifest_only=args.generate_manifest_and_exit)
+        if args.generate_manifest_and_exit:
+            print(f"wrote {report.manifest_path}")
+            return 0
         if not args.quiet:
             print(report.table())
-            for path in report.code_objects + [report.library_path, report.support_path]:
+            for path in report.code_objects + [report.library_path, report.manifest_path, report.support_path]:
                 print(f"wrote {path}")
         if args.print_timing:
             print(report.timing_table())

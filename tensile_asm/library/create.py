@@ -38,6 +38,7 @@ from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import Arch, load_arch
 from tensile_asm.kernel_cache import (CacheEntry, KernelCache, KernelPart, default_cache_dir, kernel_key,
                                      output_key, source_hash)
+from tensile_asm.library import outputs
 from tensile_asm.library.fileio import parse_cache, publish, write_atomic
 from tensile_asm.library.logic import LogicFile, find_logic_files, read_logic_file, schedule_alias
 from tensile_asm.library.master import LibraryPart, build_master_library, write_master_library
@@ -100,6 +101,7 @@ class CreateReport:
     support_path: Path | None = None
     timing: dict[str, float] = field(default_factory=dict)   # wall seconds per stage
     stats: BuildStats = field(default_factory=BuildStats)
+    manifest_path: Path | None = None
 
     @property
     def built(self) -> list[SupportEntry]:
@@ -287,35 +289,43 @@ class BuiltKernel:
 
 
 def write_code_objects(built: dict[str, list[BuiltKernel]], lib_dir: Path, builder: KernelBuilder,
-                       cache: KernelCache, arch_objs: dict[str, Arch], merge_files: bool) -> list[tuple[Path, Path]]:
-    """Output stage for code objects: link each architecture's built kernels (from the cache) into one code
-    object, or one per kernel without ``merge_files``, under temporary names. Returns (temporary, final)
-    pairs for the caller to publish once every other output is ready (it removes them on failure)."""
+                       cache: KernelCache, arch_objs: dict[str, Arch], merge_files: bool,
+                       compress: str = "zstd") -> list[tuple[Path, Path]]:
+    """Output stage for code objects: link each architecture's built kernels (from the cache) as Tensile
+    names and packs them (``library/outputs.py``: a compressed offload bundle per architecture, or one raw
+    ``.co`` per kernel without ``merge_files``; helper kernels in ``.hsaco`` files), under temporary names.
+    Returns (temporary, final) pairs for the caller to publish once every other output is ready (it removes
+    them on failure)."""
     staged: list[tuple[Path, Path]] = []
+
+    def stage(final: Path) -> Path:
+        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=lib_dir)
+        os.close(fd)
+        staged.append((Path(tmp), final))
+        return Path(tmp)
+
     try:
         for a, kernels in built.items():
             if not kernels:
                 continue
-            groups = [kernels] if merge_files else [[k] for k in kernels]
-            for group in groups:
-                final = lib_dir / (f"TensileLibrary_{a}.co" if merge_files else f"{group[0].name}_{a}.co")
-                fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=lib_dir)
-                os.close(fd)
-                staged.append((Path(tmp), final))
-                key = output_key("code object", builder.version(), a, *(k.key for k in group))
+            def link(parts: list[KernelPart], path: Path, a: str = a) -> None:
+                # linked code objects are cached by what goes into them (an unchanged rebuild links nothing)
+                key = output_key("code object", builder.version(), a, *(x for p in parts for x in (p.name, p.object)))
                 linked = cache.get_output(key)
                 if linked is not None:
-                    Path(tmp).write_bytes(linked)
-                    continue
-                parts: list[KernelPart] = []
-                for k in group:
-                    entry = cache.get(k.key)
-                    if entry is None:
-                        raise UserError(f"the kernel cache entry of {k.name} ({cache.path(k.key)}) vanished "
-                                        f"during the build; run again")
-                    parts += entry.parts
-                builder.link_parts(parts, arch_objs[a], Path(tmp))
-                cache.put_output(key, Path(tmp).read_bytes())
+                    Path(path).write_bytes(linked)
+                    return
+                builder.link_parts(parts, arch_objs[a], Path(path))
+                cache.put_output(key, Path(path).read_bytes())
+
+            parts: list[tuple[str, list[KernelPart]]] = []
+            for k in kernels:
+                entry = cache.get(k.key)
+                if entry is None:
+                    raise UserError(f"the kernel cache entry of {k.name} ({cache.path(k.key)}) vanished "
+                                    f"during the build; run again")
+                parts.append((k.name, entry.parts))
+            outputs.link_code_objects(parts, a, lib_dir, link, stage, merge_files, compress)
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
@@ -336,12 +346,15 @@ def _remove_stale_temporaries(out_dir: Path) -> None:
 def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Sequence[str],
                    build: KernelBuilder | None = None, library_format: str = "yaml",
                    merge_files: bool = True, jobs: int | None = None, cache_dir: str | Path | None = None,
-                   use_cache: bool = True, progress: bool | None = None) -> CreateReport:
+                   use_cache: bool = True, progress: bool | None = None, compress: str = "zstd",
+                   manifest_only: bool = False) -> CreateReport:
     """Build code objects and the master library for ``arch`` (one gfx name or several, ``;``-separated).
 
     ``jobs``: worker processes (default: the cores this process may use). ``cache_dir``: the kernel cache
     (default ``$XDG_CACHE_HOME/tensile-asm``); ``use_cache=False`` builds in a temporary cache removed at
-    the end. ``progress``: draw a progress bar on stderr (default: when stderr is a terminal)."""
+    the end. ``progress``: draw a progress bar on stderr (default: when stderr is a terminal). ``compress``:
+    zstd, zlib or none for the merged code objects' offload bundles. ``manifest_only``: write
+    ``library/TensileManifest.txt`` (the files a build would write) and nothing else."""
     logic_dir, out_dir = Path(logic_dir), Path(out_dir)
     if library_format not in ("yaml", "msgpack"):
         raise UserError(f"library format {library_format!r} is not known; use yaml or msgpack")
@@ -374,6 +387,9 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
             it.key = kernel_key(version, it.arch, it.name, it.solution)
             work.setdefault(it.key, (arch_objs[it.arch], it.name, it.solution, it.key))
 
+    if manifest_only:
+        return _manifest_only(out_dir, archs, files, items, library_format, merge_files, timing)
+
     with tempfile.TemporaryDirectory(prefix="tensile-asm-cache-") as scratch:
         cache = KernelCache(cache_root if cache_root is not None else scratch)
         with _stage(timing, "build"):
@@ -394,7 +410,7 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
                     if it.reason is None:
                         built[it.arch].setdefault(it.name, BuiltKernel(it.name, it.key))
                 staged = write_code_objects({a: list(ks.values()) for a, ks in built.items()}, lib_dir, builder,
-                                            cache, arch_objs, merge_files)
+                                            cache, arch_objs, merge_files, compress)
             with _stage(timing, "library"):
                 library_files = _write_library(items, staging, library_format, cache)
                 entries = [SupportEntry(it.name, it.arch, it.reason is None, it.reason, it.logic.path, it.index)
@@ -405,6 +421,10 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
                     publish(tmp, final)
                 for f in library_files:
                     publish(f, lib_dir / f.name)
+                finals = [final for _, final in staged]
+                manifest = outputs.write_manifest(lib_dir, [lib_dir / f.name for f in library_files],
+                                                  [f for f in finals if f.suffix == ".hsaco"],
+                                                  [f for f in finals if f.suffix == ".co"])
                 support_path = write_atomic(out_dir / "support.json", support)
         finally:
             for tmp, _ in staged:
@@ -413,7 +433,7 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
     library_path = next((lib_dir / f.name for f in library_files if f.name.startswith("TensileLibrary.")),
                         lib_dir / library_files[0].name if library_files else None)
     return CreateReport(out_dir, archs, files, entries, [final for _, final in staged], library_path,
-                        support_path, timing, stats)
+                        support_path, timing, stats, manifest)
 
 
 def _write_library(items: list[_Item], staging: Path, library_format: str, cache: KernelCache) -> list[Path]:
@@ -447,3 +467,23 @@ def _write_library(items: list[_Item], staging: Path, library_format: str, cache
     if key:
         cache.put_output(key, msgpack.packb({p.name: p.read_bytes() for p in written}, use_bin_type=True))
     return written
+
+
+def _manifest_only(out_dir: Path, archs: list[str], files: list[Path], items: list, library_format: str,
+                   merge_files: bool, timing: dict) -> CreateReport:
+    """``--generate-manifest-and-exit``: the files a build would write, from the solutions the writer says
+    it supports (as Tensile, without building; a kernel whose registers turn out not to fit would be missing)."""
+    from tensile_asm.gemm import GemmKernelContract
+
+    lib_dir = out_dir / "library"
+    lib_dir.mkdir(parents=True, exist_ok=True)
+    kernels: dict[str, list[tuple[str, str | None]]] = {a: [] for a in archs}
+    for it in items:
+        if it.reason is None and all(it.name != k for k, _ in kernels[it.arch]):
+            kernels[it.arch].append((it.name, GemmKernelContract.from_solution(it.solution, it.name).helper_name()))
+    source, assembly = outputs.expected_code_objects(kernels, lib_dir, merge_files)
+    library = lib_dir / ("TensileLibrary.yaml" if library_format == "yaml" else "TensileLibrary.dat")
+    manifest = outputs.write_manifest(lib_dir, [library], source, assembly)
+    entries = [SupportEntry(it.name, it.arch, False, it.reason or "not built: --generate-manifest-and-exit",
+                            it.logic.path, it.index) for it in items]
+    return CreateReport(out_dir, archs, files, entries, timing=timing, manifest_path=manifest)

@@ -64,15 +64,16 @@ class Library:
         raise UserError(f"{self.path}: no solution named {name}; the library has {names}")
 
     def code_object(self, name: str) -> Path:
-        """The code object beside the library file that holds kernel ``name`` (its symbol is the name)."""
+        """The code object beside the library file that holds kernel ``name`` (its symbol is the name): a
+        ``.co`` (an offload bundle or an ELF) or, for helper kernels, a ``.hsaco``."""
         from tensile_asm.codeobject import read_code_object
 
         folder = self.path.parent if self.path else Path(".")
-        candidates = sorted(folder.glob("*.co"))
+        candidates = sorted([*folder.glob("*.co"), *folder.glob("*.hsaco")])
         for co in candidates:
             if name in read_code_object(co).kernels:
                 return co
-        raise UserError(f"{folder}: none of its {len(candidates)} code objects (.co) holds kernel {name}; "
+        raise UserError(f"{folder}: none of its {len(candidates)} code objects (.co, .hsaco) holds kernel {name}; "
                         f"rebuild the library with tensile-create-library")
 
     def select(self, problem: Problem | ContractionView, arch: str = "gfx90a", cu_count: int | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 
@@ -88,7 +89,7 @@ class EmulatedRuntime:
         self.guard_bytes = guard_bytes
         self.guard_value = guard_value
 
-    def run_gemm(self, co_path: Path, contract: GemmKernelContract, inst: GemmInstance,
+    def run_gemm(self, co_path: Path | Mapping[str, Path], contract: GemmKernelContract, inst: GemmInstance,
                  alpha: float, beta: float) -> LaunchResult:
         """Every launch the contract lists (GlobalSplitU's helper kernel included), in order, on copies
         of the instance's buffers; returns D."""
@@ -104,10 +105,19 @@ class EmulatedRuntime:
         ws = contract.workspace(inst.m, inst.n, inst.batch)
         if ws is not None:      # poisoned: every element the post-GSU kernel reads must have been written
             buffers["WS"] = np.full(ws.elements, np.nan, dtype=_ACCUMULATOR[ws.element_bytes])
-        emulator = Emulator.load(str(co_path), strict=self.strict, source=self.source)
+        # one code object, or {kernel: code object} (a library's helper kernels live in Kernels.so-000-<gfx>.hsaco)
+        paths = dict(co_path) if isinstance(co_path, Mapping) else {}
+        emulators: dict = {}
+
+        def emulator_for(kernel: str):
+            path = str(paths.get(kernel, paths.get(contract.name) if paths else co_path))
+            if path not in emulators:
+                emulators[path] = Emulator.load(path, strict=self.strict, source=self.source)
+            return emulators[path]
         stats = None
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
                                         batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=buffers):
+            emulator = emulator_for(launch.kernel)
             args = kernel_arguments(emulator.code.kernels.get(launch.kernel), launch.layout, launch.values)
             result = emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args)
             if launch.kernel == contract.name:

@@ -1,0 +1,98 @@
+"""How Tensile 4.44's TensileCreateLibrary names and packs a library's code objects, for create-library's
+output stage (the names: ``TensileCreateLibrary.buildObjectFileNames``; the packing:
+``BuildCommands/AssemblyCommands.py`` and ``SharedCommands.compressCodeObject``).
+
+- Merged (``--merge-files``, the default): the assembly kernels of an architecture in
+  ``TensileLibrary_<gfx>.co``, an offload bundle (host entry + ``hipv4-amdgcn-amd-amdhsa--<gfx>``, 4096-aligned),
+  compressed as Tensile always asks the bundler to (``--compress``); the source kernels, which for us are the
+  helper kernels (GlobalSplitU's beta-only ``Cijk_S`` and post-GSU reductions), in
+  ``Kernels.so-000-<gfx>.hsaco``, a raw ELF (Tensile unbundles its HIP compile).
+- ``--no-merge-files``: each kernel in ``<kernel>_<gfx>.co``, the raw ELF (Tensile copies the linked object;
+  "Code object files are not compressed in --no-merge-files build mode"), each helper kernel in
+  ``<helper>.so-000-<gfx>.hsaco``.
+- ``library/TensileManifest.txt``: the absolute paths of the library files, then the source code objects,
+  then the assembly ones, one per line (``toFile``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from tensile_asm.errors import UserError
+from tensile_asm.library import bundle
+from tensile_asm.library.fileio import write_atomic
+
+MANIFEST = "TensileManifest.txt"
+COMPRESSIONS = ("zstd", "zlib", "none")
+
+
+def assembly_code_object(gfx: str, merge_files: bool, kernel: str | None = None) -> str:
+    return f"TensileLibrary_{gfx}.co" if merge_files else f"{kernel}_{gfx}.co"
+
+
+def helper_code_object(gfx: str, merge_files: bool, helper: str | None = None) -> str:
+    return f"Kernels.so-000-{gfx}.hsaco" if merge_files else f"{helper}.so-000-{gfx}.hsaco"
+
+
+def pack(path: Path, gfx: str, compress: str = "zstd") -> None:
+    """Rewrite the linked code object at ``path`` as Tensile's merged ``.co``: an offload bundle, compressed
+    with ``compress`` (zstd, zlib) or not (none)."""
+    if compress not in COMPRESSIONS:
+        raise UserError(f"--compress {compress}: not a method; use one of {', '.join(COMPRESSIONS)}")
+    elf = Path(path).read_bytes()
+    Path(path).write_bytes(bundle.bundle_code_object(elf, gfx, None if compress == "none" else compress))
+
+
+def write_manifest(lib_dir: Path, libraries: Iterable[Path], source: Iterable[Path],
+                   assembly: Iterable[Path]) -> Path:
+    paths = [str(Path(p).resolve()) for p in (*libraries, *source, *assembly)]
+    return write_atomic(Path(lib_dir) / MANIFEST, "".join(p + "\n" for p in paths))
+
+
+def verify_manifest(lib_dir: Path) -> list[str]:
+    """The files the manifest lists that do not exist (TensileCreateLibrary ``--verify-manifest``)."""
+    path = Path(lib_dir) / MANIFEST
+    if not path.is_file():
+        raise UserError(f"{path}: no manifest; run tensile-create-library (or with --generate-manifest-and-exit) "
+                        f"first")
+    return [line for line in path.read_text().splitlines() if line.strip() and not Path(line.strip()).exists()]
+
+
+def link_code_objects(kernels: list[tuple[str, list]], gfx: str, lib_dir: Path, link, stage,
+                      merge_files: bool = True, compress: str = "zstd") -> None:
+    """Link one architecture's built kernels as Tensile lays them out. ``kernels``: (kernel name, its
+    parts: the kernel's and its helper kernels' ``KernelPart``s); ``link(parts, path)`` links parts into a
+    code object; ``stage(final) -> Path`` gives the temporary path to write ``final`` under."""
+    names = {name for name, _ in kernels}
+    helpers: dict[str, object] = {}
+    groups = [kernels] if merge_files else [[k] for k in kernels]
+    for group in groups:
+        own = [p for _, parts in group for p in parts if p.name in names]
+        helpers.update({p.name: p for _, parts in group for p in parts if p.name not in names})
+        tmp = stage(Path(lib_dir) / assembly_code_object(gfx, merge_files, group[0][0]))
+        link(own, tmp)
+        if merge_files:
+            pack(tmp, gfx, compress)
+    if not helpers:
+        return
+    for group in [list(helpers.values())] if merge_files else [[h] for h in helpers.values()]:
+        link(group, stage(Path(lib_dir) / helper_code_object(gfx, merge_files, group[0].name)))
+
+
+def expected_code_objects(kernels: dict[str, list[tuple[str, str | None]]], lib_dir: Path,
+                          merge_files: bool = True) -> tuple[list[Path], list[Path]]:
+    """(helper .hsaco paths, assembly .co paths) a build will write, from {gfx: [(kernel, helper or None)]}
+    (``--generate-manifest-and-exit``)."""
+    source, assembly = [], []
+    for gfx, ks in kernels.items():
+        if not ks:
+            continue
+        helpers = sorted({h for _, h in ks if h})
+        if merge_files:
+            assembly.append(Path(lib_dir) / assembly_code_object(gfx, True))
+            source += [Path(lib_dir) / helper_code_object(gfx, True)] if helpers else []
+        else:
+            assembly += [Path(lib_dir) / assembly_code_object(gfx, False, k) for k, _ in ks]
+            source += [Path(lib_dir) / helper_code_object(gfx, False, h) for h in helpers]
+    return source, assembly
