@@ -55,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as e:
         print(f"selection_library.py: {e}", file=sys.stderr)
         return 2
+    reasons = sorted({e.reason for e in report.not_built})
     print(f"{report.library_path}: {len(report.built)} solutions from {len(report.logic_files)} logic files; "
-          f"{len(report.not_built)} not read ({'; '.join(sorted({e.reason for e in report.not_built})[:3]) or '-'})")
+          f"{len(report.not_built)} left out, unread or invalid ({'; '.join(reasons[:3]) or '-'})")
     return 0
 
 
