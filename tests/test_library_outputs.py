@@ -13,6 +13,7 @@ from tensile_asm.cli.create_library import main
 from tensile_asm.kernel_cache import CacheEntry, KernelPart
 from tensile_asm.library import bundle
 from tensile_asm.library.create import create_library
+from tensile_asm.library.outputs import kernel_file_base
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_DIR = REPO / "logic"
@@ -74,12 +75,21 @@ def test_no_merge_files_names(tmp_path):
     lib = tmp_path / "library"
     names = sorted(e.name for e in report.built)
     assert sorted(p.name for p in lib.iterdir()) == sorted(
-        [f"{n}_gfx90a.co" for n in names] + [f"{HELPER}.so-000-gfx90a.hsaco", "TensileLibrary.yaml",
-                                             "TensileManifest.txt"])
+        [f"{kernel_file_base(n)}_gfx90a.co" for n in names]
+        + [f"{HELPER}.so-000-gfx90a.hsaco", "TensileLibrary.yaml", "TensileManifest.txt"])
     for n in names:                                               # raw ELFs, as Tensile copies them
-        assert linked((lib / f"{n}_gfx90a.co").read_bytes()) == [n]
+        assert linked((lib / f"{kernel_file_base(n)}_gfx90a.co").read_bytes()) == [n]
     assert manifest(tmp_path)[:2] == [str((lib / "TensileLibrary.yaml").resolve()),
                                       str((lib / f"{HELPER}.so-000-gfx90a.hsaco").resolve())]
+
+
+def test_kernel_file_base_is_tensiles():
+    """A name and the file Tensile 4.44's TensileCreateLibrary --no-merge-files wrote for it."""
+    name = ("Cijk_Ailk_Bljk_HHS_BH_MT32x32x32_MI16x16x16x1_SE_AF0EM8_EPS1_GLVWA2_GLVWB2_GRVW2_K1_LPB16_LRVW8_NEPBS0_"
+            "PGR1_PLR2_SS0_SU0_SUS0_SRVW4_SVW4_TT1_16_VAW2_WG32_8_1_WGM1")
+    assert kernel_file_base(name) == \
+        "Cijk_Ailk_Bljk_HHS_BH_MT32x32x32_MI16x16x16x1_SE88Ph-lBK08Zuqqoxx2TOo0paKIQaWet1uxaX5LGXSGw="
+    assert kernel_file_base("Cijk_S") == "Cijk_S"
 
 
 def test_generate_manifest_and_exit_then_verify(tmp_path, capsys):

@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--merge-files", dest="merge_files", action="store_true", default=True,
                        help="one code object per architecture (default)")
     merge.add_argument("--no-merge-files", dest="merge_files", action="store_false",
-                       help="one code object per kernel, library/<kernel>_<gfx>.co")
+                       help="one raw code object per kernel, library/<kernel>_<gfx>.co (names past 64 "
+                       "characters shortened with a hash, as Tensile)")
     p.add_argument("--library-format", choices=("yaml", "msgpack"), default="yaml",
                    help="TensileLibrary.yaml (default) or TensileLibrary.dat (msgpack)")
     p.add_argument("--code-object-version", choices=("default", "V4", "V5"), default="V5",

@@ -7,7 +7,8 @@ output stage (the names: ``TensileCreateLibrary.buildObjectFileNames``; the pack
   compressed as Tensile always asks the bundler to (``--compress``); the source kernels, which for us are the
   helper kernels (GlobalSplitU's beta-only ``Cijk_S`` and post-GSU reductions), in
   ``Kernels.so-000-<gfx>.hsaco``, a raw ELF (Tensile unbundles its HIP compile).
-- ``--no-merge-files``: each kernel in ``<kernel>_<gfx>.co``, the raw ELF (Tensile copies the linked object;
+- ``--no-merge-files``: each kernel in ``<kernel file base>_<gfx>.co`` (the name, shortened as Tensile does
+  past 64 characters), the raw ELF (Tensile copies the linked object;
   "Code object files are not compressed in --no-merge-files build mode"), each helper kernel in
   ``<helper>.so-000-<gfx>.hsaco``.
 - ``library/TensileManifest.txt``: the absolute paths of the library files, then the source code objects,
@@ -16,6 +17,8 @@ output stage (the names: ``TensileCreateLibrary.buildObjectFileNames``; the pack
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from pathlib import Path
 from typing import Iterable
 
@@ -27,8 +30,20 @@ MANIFEST = "TensileManifest.txt"
 COMPRESSIONS = ("zstd", "zlib", "none")
 
 
+MAX_FILE_NAME = 64      # Tensile's globalParameters["MaxFileName"]
+
+
+def kernel_file_base(name: str) -> str:
+    """Tensile's ``KernelWriter.shortenFileBase``: a kernel name longer than 64 characters keeps its first 48
+    and replaces the rest by the URL-safe base64 of its SHA-256 (``--no-merge-files`` file names)."""
+    if len(name) <= MAX_FILE_NAME:
+        return name
+    pivot = MAX_FILE_NAME * 3 // 4
+    return name[:pivot] + base64.b64encode(hashlib.sha256(name[pivot:].encode()).digest(), b"_-").decode()
+
+
 def assembly_code_object(gfx: str, merge_files: bool, kernel: str | None = None) -> str:
-    return f"TensileLibrary_{gfx}.co" if merge_files else f"{kernel}_{gfx}.co"
+    return f"TensileLibrary_{gfx}.co" if merge_files else f"{kernel_file_base(kernel)}_{gfx}.co"
 
 
 def helper_code_object(gfx: str, merge_files: bool, helper: str | None = None) -> str:
