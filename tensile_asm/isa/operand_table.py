@@ -103,12 +103,12 @@ v_accvgpr_read_b32                                                              
 v_accvgpr_write_b32                                                                             | a vi
 v_accvgpr_mov_b32                                                                               | a a
 v_mfma_f32_32x32x1f32 v_mfma_f32_32x32x1_2b_f32                                                 | av32 av av av32/i
-v_mfma_f32_32x32x2f32 v_mfma_f32_16x16x1f32 v_mfma_f32_16x16x1_4b_f32                           | av16 av av av16/i
-v_mfma_f32_16x16x4f32 v_mfma_f32_4x4x1f32 v_mfma_f32_4x4x1_16b_f32                              | av4 av av av4/i
+v_mfma_f32_32x32x2f32 v_mfma_f32_32x32x2_f32 v_mfma_f32_16x16x1f32 v_mfma_f32_16x16x1_4b_f32                         | av16 av av av16/i
+v_mfma_f32_16x16x4f32 v_mfma_f32_16x16x4_f32 v_mfma_f32_4x4x1f32 v_mfma_f32_4x4x1_16b_f32                           | av4 av av av4/i
 v_mfma_f32_32x32x4f16 v_mfma_f32_32x32x4_2b_f16 v_mfma_f32_32x32x4bf16_1k v_mfma_f32_32x32x4_2b_bf16 | av32 av2 av2 av32/i
-v_mfma_f32_32x32x8f16 v_mfma_f32_16x16x4f16 v_mfma_f32_16x16x4_4b_f16                           | av16 av2 av2 av16/i
+v_mfma_f32_32x32x8f16 v_mfma_f32_32x32x8_f16 v_mfma_f32_16x16x4f16 v_mfma_f32_16x16x4_4b_f16                         | av16 av2 av2 av16/i
 v_mfma_f32_32x32x8bf16_1k v_mfma_f32_32x32x8_bf16 v_mfma_f32_16x16x4bf16_1k v_mfma_f32_16x16x4_4b_bf16 | av16 av2 av2 av16/i
-v_mfma_f32_16x16x16f16 v_mfma_f32_4x4x4f16 v_mfma_f32_4x4x4_16b_f16                             | av4 av2 av2 av4/i
+v_mfma_f32_16x16x16f16 v_mfma_f32_16x16x16_f16 v_mfma_f32_4x4x4f16 v_mfma_f32_4x4x4_16b_f16                           | av4 av2 av2 av4/i
 v_mfma_f32_16x16x16bf16_1k v_mfma_f32_16x16x16_bf16 v_mfma_f32_4x4x4bf16_1k v_mfma_f32_4x4x4_16b_bf16 | av4 av2 av2 av4/i
 v_mfma_f32_32x32x2bf16                                                                          | av32 av av av32/i
 v_mfma_f32_32x32x4bf16 v_mfma_f32_16x16x2bf16                                                   | av16 av av av16/i

@@ -212,7 +212,10 @@ class _Deriver(LayoutMixin):
         p, k = self.p, self.k
         m, n, kk, b = mi
         if tuple(mi) not in VALID_MFMA.get(self.pt.data_type.char, ()):
-            self.reject(f"MatrixInstruction {mi} is not an MFMA shape for data type {self.pt.data_type.char}")
+            # bf16 also has the _1k instructions (gfx90a on), with the f16 shapes (Tensile's validMFMA["B1k"])
+            # (which instruction computes the shape is the writer's lookup: isa/mfma_shapes.py)
+            if not (self.pt.data_type.char == "B" and tuple(mi) in VALID_MFMA["H"]):
+                self.reject(f"MatrixInstruction {mi} is not an MFMA shape for data type {self.pt.data_type.char}")
         if m == 4:
             self.reject(f"MatrixInstruction {mi}: the tile math of 4x4 MFMA shapes is not derived yet")
         wave = p["WavefrontSize"]

@@ -20,6 +20,7 @@ from tensile_asm.writer import signature
 from tensile_asm.writer.context import Geometry
 from tensile_asm.writer.kernel import Kernel, write_kernel
 from tensile_asm.writer.limits import geometry_reason
+from tensile_asm.writer.mfma import mfma_reason
 
 # (parameter, accepted values, why) for parameters whose other values change the kernel in ways this
 # writer does not implement yet. Values are compared after bool -> int.
@@ -109,16 +110,17 @@ def supports(solution, arch: Arch) -> str | None:
     if reason:
         return reason
     params = solution.params
-    mi = params.get("MatrixInstruction") or []
-    if mi or params.get("EnableMatrixInstruction"):
-        return "MatrixInstruction (MFMA) kernels are not implemented"
     reason = _stored_reason(solution)
     if reason:
         return reason
+    g = geometry(solution)
+    if g.is_mfma:
+        reason = mfma_reason(g, params, arch)
+        if reason:
+            return reason
     for name, accepted, why in FEATURE_LIMITS:
         if name in params and _value(params[name]) not in accepted:
             return f"{name}={params[name]}: {why}"
-    g = geometry(solution)
     reason = geometry_reason(g)
     if reason:
         return reason

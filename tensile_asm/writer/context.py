@@ -141,8 +141,33 @@ class Geometry:
 
     @property
     def local_read_sets(self) -> int:
-        """Register sets for the thread tile's A/B values: one per slice in flight, at most LoopUnroll."""
-        return min(int(self.prefetch_local_read) + 1, self.loop_unroll)
+        """Register sets for the A/B values of one step: one per step in flight, at most the steps."""
+        return min(int(self.prefetch_local_read) + 1, self.math_steps)
+
+    @property
+    def is_mfma(self) -> bool:
+        """MatrixInstruction: the tile is computed by MFMAs (writer/mfma.py), not VALU FMAs."""
+        return self.derived.is_mfma
+
+    @property
+    def matrix_instruction(self) -> tuple[int, int, int, int]:
+        """(M, N, K, B) of the MFMA."""
+        return self.derived.matrix_instruction
+
+    @property
+    def mi_wave_group(self) -> tuple[int, int]:
+        """Waves along dims 0 and 1 of the macro tile (MIWaveGroup)."""
+        return self.derived.mi_wave_group
+
+    @property
+    def mi_wave_tile(self) -> tuple[int, int]:
+        """MFMA outputs one wave computes along dims 0 and 1 (MIWaveTile)."""
+        return self.derived.mi_wave_tile
+
+    @property
+    def math_steps(self) -> int:
+        """Steps of one unrolled iteration: K values (VALU) or MFMA K-steps of MatrixInstK (LoopIters)."""
+        return self.derived.loop_iters if self.is_mfma else self.loop_unroll
 
     @property
     def loop_unroll(self) -> int:

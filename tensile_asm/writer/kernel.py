@@ -8,18 +8,21 @@ K-slice u+1 from LDS while computing slice u with PrefetchLocalRead. The tail lo
 with K-guarded loads into buffer 0 when K is not a multiple of DepthU. The components only state what
 they load and use: the waitcnt pass (isa/waitcnt_pass.py) places every s_waitcnt when the kernel is
 finished (before a use of a loaded register, and for the LDS writes before a barrier).
+The steps that compute the tile from LDS are VALU FMAs (local_memory.py, mac.py) or, for MatrixInstruction
+solutions, MFMAs (mfma.py, mfma_local_read.py, mfma_store.py); the loop around them is the same.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from tensile_asm.isa.allocation import allocate
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.hazards import insert_wait_states
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.waitcnt_pass import insert_waitcnt
-from tensile_asm.writer import global_read, local_memory, mac, signature, stagger, store
+from tensile_asm.writer import global_read, local_memory, mac, mfma, mfma_local_read, mfma_store, signature, stagger, store
 from tensile_asm.gemm.arguments import Argument, argument_layout
 from tensile_asm.writer.context import Geometry, KernelContext
 from tensile_asm.writer.limits import geometry_reason
@@ -61,33 +64,64 @@ class Kernel:
 
 
 @dataclass
+class _Math:
+    """What computes the tile from LDS, VALU FMAs (mac.py, local_memory.py) or MFMAs (mfma*.py):
+    ``reads(state, step, buffer, regset)`` and ``step(acc, state, regset)`` for each of the
+    ``Geometry.math_steps`` steps, the accumulators and how the store finds their C elements."""
+
+    setup: Callable      # (ctx, regs) -> (Module, read state)
+    reads: Callable      # (ctx, state, step, buffer, regset) -> Module
+    step: Callable       # (ctx, acc, state, regset) -> Module
+    accumulators: Callable   # (ctx) -> VReg
+    zero: Callable       # (ctx, acc) -> Module
+    columns: Callable | None  # for store.store_tile (None: the VALU thread tile)
+
+
+def _valu_math() -> _Math:
+    return _Math(local_memory.local_read_setup, local_memory.local_reads, mac.mac_step, mac.accumulators,
+                 mac.zero_accumulators, None)
+
+
+def _mfma_math(ctx: KernelContext) -> _Math:
+    p = mfma.plan(ctx)
+    return _Math(
+        lambda ctx, regs: mfma_local_read.local_read_setup(ctx, regs, p),
+        lambda ctx, state, u, buffer=0, regset=0: mfma_local_read.local_reads(ctx, p, state, u, buffer, regset),
+        lambda ctx, acc, state, regset=0: mfma.mfma_step(ctx, p, acc, state.values_a[regset], state.values_b[regset]),
+        lambda ctx: mfma.accumulators(ctx, p),
+        mfma.zero_accumulators,
+        lambda ctx, regs, acc: mfma_store.columns(ctx, regs, acc, p))
+
+
+@dataclass
 class _Parts:
     ctx: KernelContext
     regs: object
     a: global_read.OperandTile
     b: global_read.OperandTile
     acc: object
-    lr: local_memory.LocalReadState
+    lr: object
+    math: _Math
     stagger: stagger.StaggerState | None = None
     tail_fix: dict | None = None    # operand -> SGPR: bytes the offsets move before the tail loop
 
 
 def _mac_steps(p: _Parts, buffer: int) -> Module:
-    """LoopUnroll steps of (LDS reads, FMAs) on one LDS buffer.
+    """The steps of (LDS reads, FMAs or MFMAs) of one unrolled iteration, on one LDS buffer.
 
     With PrefetchLocalRead P the reads of slice u+P are issued before slice u is computed, into a
     register set of their own, so they are in flight while slice u computes (the waitcnt pass waits
     for slice u's reads only)."""
     ctx, g = p.ctx, p.ctx.geometry
     m = Module(f"MAC steps on LDS buffer {buffer}")
-    steps, sets = g.loop_unroll, g.local_read_sets
+    steps, sets = g.math_steps, g.local_read_sets
     ahead = sets - 1
     for u in range(min(ahead, steps)):
-        m.add(local_memory.local_reads(ctx, p.lr, u, buffer, regset=u % sets))
+        m.add(p.math.reads(ctx, p.lr, u, buffer, regset=u % sets))
     for u in range(steps):
         if u + ahead < steps:
-            m.add(local_memory.local_reads(ctx, p.lr, u + ahead, buffer, regset=(u + ahead) % sets))
-        m.add(mac.mac_step(ctx, p.acc, p.lr, regset=u % sets))
+            m.add(p.math.reads(ctx, p.lr, u + ahead, buffer, regset=(u + ahead) % sets))
+        m.add(p.math.step(ctx, p.acc, p.lr, regset=u % sets))
     return m
 
 
@@ -225,12 +259,13 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     body = Module(name)
     body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs), workgroup_mapping(ctx, regs),
              ctx.inst("v_mov_b32", ctx.oob_offset, global_read.BUFFER_OOB, comment="out-of-range buffer offset"))
-    lr_mod, lr_state = local_memory.local_read_setup(ctx, regs)
+    math = _mfma_math(ctx) if g.is_mfma else _valu_math()
+    lr_mod, lr_state = math.setup(ctx, regs)
     a, b = global_read.make_operand(ctx, "A"), global_read.make_operand(ctx, "B")
-    acc = mac.accumulators(ctx)
+    acc = math.accumulators(ctx)
     body.add(lr_mod, global_read.setup(ctx, a, regs), global_read.setup(ctx, b, regs),
-             mac.zero_accumulators(ctx, acc))
-    parts = _Parts(ctx, regs, a, b, acc, lr_state)
+             math.zero(ctx, acc))
+    parts = _Parts(ctx, regs, a, b, acc, lr_state, math)
     k_size, counter = regs.arg("SizesSum0"), ctx.sgpr("LoopCounterL")
     chunks = ctx.sgpr("NumChunksL")
     body.add(ctx.inst("s_lshr_b32", chunks, k_size, g.depth_u.bit_length() - 1, comment=f"K / DepthU={g.depth_u}"),
@@ -240,7 +275,7 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
         body.add(stagger_mod)
     body.add(_tail_position(parts, chunks, counter))
     loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
-    body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc), ctx.inst("s_endpgm"))
+    body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc, math.columns), ctx.inst("s_endpgm"))
 
     limits = {"v": arch.vgpr["arch_max"], "s": arch.sgpr["max_user"], "a": arch.vgpr.get("accum_max", 0)}
     allocation = allocate(body, limits, what=f"kernel {name}")

@@ -49,8 +49,8 @@ def descriptor(arch: Arch, name: str, res: Resources, layout: list[Argument]) ->
         accum = arch.accum_offset(res.vgprs)
         lines += [f"  .amdhsa_next_free_vgpr {accum + res.agprs if res.agprs else max(res.vgprs, 1)}",
                   f"  .amdhsa_accum_offset {accum}"]
-    else:
-        lines.append(f"  .amdhsa_next_free_vgpr {max(res.vgprs, 1)}")
+    else:   # a separate AGPR file (gfx908): the wave gets as many of each as the larger count
+        lines.append(f"  .amdhsa_next_free_vgpr {max(res.vgprs, res.agprs, 1)}")
     lines += [f"  .amdhsa_next_free_sgpr {max(res.sgprs, 1)}",
               "  .amdhsa_system_sgpr_workgroup_id_x 1",
               "  .amdhsa_system_sgpr_workgroup_id_y 1",
@@ -60,6 +60,13 @@ def descriptor(arch: Arch, name: str, res: Resources, layout: list[Argument]) ->
               "  .amdhsa_float_denorm_mode_16_64 3",
               ".end_amdhsa_kernel"]
     return "\n".join(lines) + "\n"
+
+
+def _vgpr_count(arch: Arch, res: Resources) -> int:
+    """Registers per lane of the VGPR file(s): arch VGPRs then AGPRs (unified file), else the larger count."""
+    if not res.agprs:
+        return res.vgprs
+    return arch.accum_offset(res.vgprs) + res.agprs if arch.unified_vgpr_file else max(res.vgprs, res.agprs)
 
 
 def kernel_metadata(arch: Arch, name: str, res: Resources, layout: list[Argument]) -> dict:
@@ -76,7 +83,7 @@ def kernel_metadata(arch: Arch, name: str, res: Resources, layout: list[Argument
         ".private_segment_fixed_size": 0,
         ".sgpr_count": arch.granulated_sgprs(res.sgprs),
         ".sgpr_spill_count": 0,
-        ".vgpr_count": arch.accum_offset(res.vgprs) + res.agprs if res.agprs else res.vgprs,
+        ".vgpr_count": _vgpr_count(arch, res),
         ".agpr_count": res.agprs,
         ".vgpr_spill_count": 0,
         ".wavefront_size": arch.wavefront_size,

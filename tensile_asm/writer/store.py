@@ -14,6 +14,7 @@ groups' partial tiles are first summed through LDS and each thread writes MT0*MT
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
@@ -31,6 +32,7 @@ class Column:
     values: list
     row_offsets: list
     col: VReg          # global column index n
+    load: Callable[[], Module] | None = None   # puts the values in place (MFMA: reads the AGPRs)
 
 
 def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[Module, VReg]:
@@ -136,7 +138,7 @@ def narrow(ctx: KernelContext, v) -> tuple[Module, object]:
     return m, v
 
 
-def _masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
+def masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
     """dst = row * bpe, or the out-of-range offset when row >= M (row is clobbered)."""
     shift = ctx.geometry.store_bpe.bit_length() - 1
     return Module("row offset").add(
@@ -152,6 +154,8 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
     r = g.acc_regs
     n = len(col.values)
     m = Module(f"store {n} element(s) of a column{' with beta' if with_beta else ''}")
+    if col.load is not None:
+        m.add(col.load())
     col_off, offsets = ctx.vgpr("StoreColOffset"), VReg("v", n, "StoreOffset")
     m.add(ctx.inst("v_mul_lo_u32", col_off, col.col, regs.arg("StridesD0")),
           ctx.inst("v_lshlrev_b32", col_off, shift, col_off),
@@ -207,7 +211,7 @@ def _thread_tile_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg) ->
         row = ctx.vgpr("StoreRow")
         delta = vec * g.wg0 * vw + lane
         m.add(ctx.inst("v_add_u32", row, delta, first_row) if delta else ctx.inst("v_mov_b32", row, first_row),
-              _masked_row_offset(ctx, regs, rows[i], row))
+              masked_row_offset(ctx, regs, rows[i], row))
     columns = []
     for j in range(g.tt1):
         vec, lane = g.element_row(j)
@@ -265,16 +269,20 @@ def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> t
               divmod_const(ctx, c, r, element, g.mt0, tile_elems - 1),
               ctx.inst("v_add_u32", r, base0, r),
               ctx.inst("v_add_u32", c, base1, c),
-              _masked_row_offset(ctx, regs, row_off, r))
+              masked_row_offset(ctx, regs, row_off, r))
         columns.append(Column([sums[q]], [row_off], c))
     return m, columns
 
 
-def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> Module:
+def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg, columns_of=None) -> Module:
+    """The store; ``columns_of(ctx, regs, acc)`` gives the (Module, columns) of the accumulators when they
+    are not a VALU thread tile (MFMA: mfma_store.columns)."""
     g = ctx.geometry
     m = Module("global write")
     srd_d_mod, srd_d = _matrix_srd(ctx, regs, "D")
-    if g.local_split_u > 1:
+    if columns_of is not None:
+        cols_mod, columns = columns_of(ctx, regs, acc)
+    elif g.local_split_u > 1:
         cols_mod, columns = _split_u_reduction(ctx, regs, acc)
     else:
         cols_mod, columns = _thread_tile_columns(ctx, regs, acc)

@@ -19,27 +19,15 @@ Lane-local over batches: a batch's lanes are handled as [waves, 64].
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 import numpy as np
 
 from tensile_asm.emulator.program import Unsupported
+from tensile_asm.isa.mfma_shapes import BITS, parse_mfma
 from tensile_asm.isa.registers import Reg
 
-_NAME = re.compile(r"^v_mfma_(f32|i32|f64)_(\d+)x(\d+)x(\d+)(?:_(\d+)b)?_?(xf32|f32|f16|bf16|i8|f64|"
-                   r"fp8_fp8|fp8_bf8|bf8_fp8|bf8_bf8)(_1k)?$")
-_BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "f64": 64, "fp8": 8, "bf8": 8}
-
-
-def parse_mfma(opcode: str):
-    """(out type, M, N, K, (A type, B type)) of an MFMA mnemonic, or None."""
-    m = _NAME.match(opcode)
-    if not m:
-        return None
-    out, M, N, K, _blocks, types, _ = m.groups()
-    a_t, b_t = types.split("_") if "_" in types else (types, types)
-    return out, int(M), int(N), int(K), (a_t, b_t)
+_BITS = BITS
 
 
 @lru_cache(maxsize=None)

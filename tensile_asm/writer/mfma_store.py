@@ -1,0 +1,89 @@
+"""The MFMA accumulators as C elements: which row and column each accumulator register of a lane holds,
+as columns for the store (store.py applies alpha, beta, the edges and GlobalSplitU to them).
+
+Output register r of lane l of an M x N MFMA (one block, 32-bit results; AMD's Matrix Instruction
+Calculator, as emulator/matrix/mfma.py has it) holds element
+
+    row i = r % 4 + 4*(l / N) + (256/N) * (r / 4),   column j = l % N
+
+of the output; f64 results (16x16x4f64): row i = 4*(r/2) + l / 16 for register pair r/2. Output
+(t0, t1) of wave (w0, w1) sits at rows (t0*MIWaveGroup[0] + w0)*M and columns (t1*MIWaveGroup[1] + w1)*N of
+the macro tile (writer/mfma.py). Each output's registers of one column are read from the AGPRs into
+VGPRs (``v_accvgpr_read_b32``) just before they are stored; the hazard pass puts the wait states the
+rules ask for between the last MFMA and those reads.
+"""
+
+from __future__ import annotations
+
+from tensile_asm.isa.module import Module
+from tensile_asm.isa.registers import VReg
+from tensile_asm.writer.context import KernelContext
+from tensile_asm.writer.mfma import MfmaPlan, output_acc
+from tensile_asm.writer.prologue import EntryRegisters
+from tensile_asm.writer.store import Column, masked_row_offset
+
+
+def _row_in_output(p: MfmaPlan, item: int) -> tuple[int, int]:
+    """(constant part, lane multiplier) of the row of output item ``item`` (one accumulator element):
+    row = constant + multiplier * (lane / (N or 16))."""
+    s = p.shape
+    if s.out_type == "f64":
+        return 4 * item, 1
+    return item % 4 + (256 // s.n) * (item // 4), 4
+
+
+def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) -> tuple[Module, list]:
+    g, s = ctx.geometry, p.shape
+    r = g.acc_regs
+    items = s.d_regs // r                      # accumulator elements per output and lane
+    wt0, wt1 = p.wave_tile
+    wg0, wg1 = p.wave_group
+    wave_shift = ctx.arch.wavefront_size.bit_length() - 1
+    lane_div = 16 if s.out_type == "f64" else s.n
+    m = Module("MFMA store: rows and columns of the accumulators")
+    lane, wave, tmp = ctx.vgpr("StoreLane"), ctx.vgpr("StoreWave"), ctx.vgpr("StoreTmp")
+    row0, col0 = ctx.vgpr("StoreRowBase"), ctx.vgpr("StoreColBase")
+    base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
+    mult = _row_in_output(p, 0)[1]
+    m.add(ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0),
+          ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1),
+          ctx.inst("v_and_b32", lane, ctx.arch.wavefront_size - 1, regs.serial),
+          ctx.inst("v_lshrrev_b32", wave, wave_shift, regs.serial),
+          # row base: tile0*MT0 + w0*M + multiplier*(lane / N)
+          ctx.inst("v_and_b32", tmp, wg0 - 1, wave),
+          ctx.inst("v_mul_u32_u24", row0, s.m, tmp),
+          ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
+          ctx.inst("v_mul_u32_u24", tmp, mult, tmp),
+          ctx.inst("v_add_u32", row0, row0, tmp),
+          ctx.inst("v_add_u32", row0, base0, row0),
+          # column base: tile1*MT1 + w1*N + lane % N
+          ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
+          ctx.inst("v_and_b32", tmp, wg1 - 1, tmp),
+          ctx.inst("v_mul_u32_u24", col0, s.n, tmp),
+          ctx.inst("v_and_b32", tmp, s.n - 1, lane),
+          ctx.inst("v_add_u32", col0, col0, tmp),
+          ctx.inst("v_add_u32", col0, base1, col0))
+    rows = VReg("v", wt0 * items, "StoreRowOffset")
+    for t0 in range(wt0):
+        for item in range(items):
+            row = ctx.vgpr("StoreRow")
+            delta = t0 * wg0 * s.m + _row_in_output(p, item)[0]
+            m.add(ctx.inst("v_add_u32", row, delta, row0) if delta else ctx.inst("v_mov_b32", row, row0),
+                  masked_row_offset(ctx, regs, rows[t0 * items + item], row))
+    # one VGPR copy of an output's accumulators, reused column after column
+    copy = VReg("v", s.d_regs, "StoreAccCopy", align=ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1)
+    cols = []
+    for t1 in range(wt1):
+        col = ctx.vgpr(f"StoreCol{t1}")
+        delta = t1 * wg1 * s.n
+        m.add(ctx.inst("v_add_u32", col, delta, col0) if delta else ctx.inst("v_mov_b32", col, col0))
+        for t0 in range(wt0):
+            out = output_acc(p, acc, t0, t1)
+
+            def load(out=out):
+                return Module("accumulators to VGPRs").add(
+                    [ctx.inst("v_accvgpr_read_b32", copy[i], out[i]) for i in range(s.d_regs)])
+
+            cols.append(Column([copy.slice(i * r, r) for i in range(items)],
+                               [rows[t0 * items + i] for i in range(items)], col, load))
+    return m, cols

@@ -1,0 +1,210 @@
+"""MFMA (MatrixInstruction) kernels: built by the KernelWriter, assembled and linked by LLVM, run on the
+strict CPU emulator (MFMA hazards and waits checked) against the float64 numpy reference with D
+poisoned and C all NaN when beta is 0.
+
+Randomized differential test: MFMA parameter sets drawn from the shapes the writer builds (both the
+4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead,
+PrefetchLocalRead, transposes, GlobalSplitU), architectures with matrix cores, edge sizes (1, primes,
+non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
+with seed ``SEED``; ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
+``tensile-asm verify`` command.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.errors import UserError
+from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.isa.mfma_shapes import find_mfma
+from tensile_asm.runtime.emulated import EmulatedRuntime
+from tensile_asm.solution import Solution, min_names
+from tensile_asm.writer.build import build_kernel, link_kernels, supports
+
+from conftest import have_llvm
+
+pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+
+SEED = 20261125
+CI_CASES = 24
+SLOW_CASES = 400
+ARCHS = ("gfx908", "gfx90a", "gfx942")
+SHAPES = {"s": [(32, 32, 2, 1), (16, 16, 4, 1)]}
+PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
+
+
+def problem(dt="s", ta=False, tb=True, batched=True, use_beta=True):
+    hpa = {"HighPrecisionAccumulate": True, "ComputeDataType": "s"} if dt in ("h", "b") else {}
+    return {"OperationType": "GEMM", "DataType": dt, "TransposeA": ta, "TransposeB": tb,
+            "Batched": batched, "UseBeta": use_beta, **hpa}
+
+
+def make(prob: dict, params: dict) -> Solution:
+    return Solution.from_dict({"ProblemType": prob, **params}, where="mfma test")
+
+
+def _side(rng: random.Random, tile: int, largest: int) -> int:
+    kind = rng.choice(("one", "prime", "tile", "any"))
+    if kind == "one":
+        return 1
+    if kind == "prime":
+        return rng.choice([p for p in PRIMES if p <= largest])
+    if kind == "tile":
+        return max(1, min(largest, tile * rng.randint(1, 2) + rng.choice((-1, 0, 1))))
+    return rng.randint(1, largest)
+
+
+def draw_case(rng: random.Random, largest: int) -> dict:
+    dt = "s"
+    m, n, k, b = rng.choice(SHAPES[dt])
+    wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
+    wave_tile = (rng.choice((1, 1, 2)), rng.choice((1, 1, 2)))
+    waves = wave_group[0] * wave_group[1]
+    mt0, mt1 = m * wave_tile[0] * wave_group[0], n * wave_tile[1] * wave_group[1]
+    threads = 64 * waves
+    # DepthU: a multiple of MatrixInstK whose tiles split into whole loads for every thread
+    du = rng.choice([d for d in (8, 16, 32) if d % k == 0 and (mt0 * d) % threads == 0
+                     and (mt1 * d) % threads == 0] or [64])
+    if rng.random() < 0.5:   # the 9-value form
+        mi = {"MatrixInstruction": [m, n, k, b, 1, wave_tile[0], wave_tile[1], wave_group[0], wave_group[1]]}
+    else:                    # the 4-value form with WorkGroup and ThreadTile
+        wg0 = m * wave_group[0]
+        mi = {"MatrixInstruction": [m, n, k, b], "WorkGroup": [wg0, threads // wg0, 1],
+              "ThreadTile": [wave_tile[0], wave_tile[1] * n]}
+    gsu = rng.choice((1, 1, 1, 2))
+    params = {**mi, "DepthU": du, "PrefetchGlobalRead": rng.choice((0, 1)),
+              "PrefetchLocalRead": rng.choice((0, 1, 1, 2)), "VectorWidth": -1,
+              "GlobalReadVectorWidth": rng.choice((-1, 1)), "WorkGroupMapping": rng.choice((1, 2, 8)),
+              "StaggerU": rng.choice((0, 4, 32)), "GlobalSplitU": gsu,
+              "GlobalSplitUAlgorithm": rng.choice(("SingleBuffer", "MultipleBuffer"))}
+    use_beta = rng.random() < 0.85
+    prob = problem(dt, rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.7, use_beta)
+    size = Size(_side(rng, mt0, largest), _side(rng, mt1, largest), _side(rng, du, largest),
+                rng.choice((1, 1, 2, 3)))
+    return dict(arch=rng.choice(ARCHS), problem=prob, params=params, size=size,
+                alpha=rng.choice((1.0, -0.75, 2.5)),
+                beta=rng.choice((0.0, 1.0, 0.5, -1.25, -0.0)) if use_beta else 0.0, seed=rng.randrange(1 << 20))
+
+
+def cases(count: int, seed: int, largest: int) -> list[dict]:
+    rng = random.Random(seed)
+    return [draw_case(rng, largest) for _ in range(count)]
+
+
+_BUILT: dict = {}
+_TMP = Path(tempfile.mkdtemp(prefix="mfma-kernels-"))
+
+
+def built(arch_name: str, prob: dict, params: dict):
+    key = (arch_name, repr(sorted(prob.items())), repr(sorted(params.items())))
+    if key not in _BUILT:
+        arch = load_arch(arch_name)
+        sol = make(prob, params)
+        assert sol.valid, sol.rejection
+        reason = supports(sol, arch)
+        assert reason is None, reason
+        name = min_names([sol])[0]
+        kernel = build_kernel(sol, arch, name)
+        co = _TMP / f"k{len(_BUILT)}.co"
+        link_kernels([kernel], arch, co)
+        _BUILT[key] = (co, GemmKernelContract.from_solution(sol, name), kernel)
+    return _BUILT[key]
+
+
+def reproducer(case: dict) -> str:
+    text = yaml.safe_dump({"ProblemType": case["problem"], **case["params"]}, default_flow_style=None)
+    s = case["size"]
+    return (f"cat > case.yaml <<'EOF'\n{text}EOF\ntensile-asm verify --arch {case['arch']} --solution case.yaml "
+            f"--size {s.m},{s.n},{s.k},{s.batch} --alpha {case['alpha']} --beta {case['beta']} --seed {case['seed']}")
+
+
+def check(case: dict) -> None:
+    co, contract, _ = built(case["arch"], case["problem"], case["params"])
+    [r] = verify_sizes(co, contract, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime())
+    assert r.passed, (f"{r.size} alpha {r.alpha} beta {r.beta}: {r.detail} (max rel err {r.max_rel_error})\n"
+                      f"reproduce with:\n{reproducer(case)}")
+
+
+@pytest.mark.parametrize("index", range(CI_CASES))
+def test_random_mfma_kernels_match_reference(index):
+    check(cases(CI_CASES, SEED, 80)[index])
+
+
+def test_random_mfma_kernels_slow(request):
+    if not request.config.getoption("--slow"):
+        pytest.skip("the --slow run")
+    failures = []
+    for case in cases(SLOW_CASES, SEED + 1, 160):
+        try:
+            check(case)
+        except AssertionError as e:
+            failures.append(str(e))
+    assert not failures, f"{len(failures)} of {SLOW_CASES} cases failed; first:\n{failures[0]}"
+
+
+EDGE_SIZES = [Size(1, 1, 1, 1), Size(2, 3, 1, 2), Size(37, 29, 19, 2), Size(131, 67, 33, 1), Size(64, 64, 16, 3)]
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (False, True), (True, False), (True, True)])
+@pytest.mark.parametrize("mi", [[32, 32, 2, 1, 1, 2, 1, 2, 2], [16, 16, 4, 1, 1, 1, 2, 1, 4]])
+def test_transposes_edges_beta_gfx90a(mi, ta, tb):
+    params = {"MatrixInstruction": mi, "DepthU": 16, "PrefetchGlobalRead": 1, "PrefetchLocalRead": 1}
+    co, contract, _ = built("gfx90a", problem("s", ta, tb), params)
+    for beta in (0.0, 0.75):
+        results = verify_sizes(co, contract, EDGE_SIZES, -1.5, beta, 11, EmulatedRuntime())
+        assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+def test_accumulators_are_agprs_after_accum_offset():
+    """gfx90a: the MFMA accumulates in AGPRs, placed after .amdhsa_accum_offset in the unified file;
+    gfx908: a separate AGPR file, the wave allocates the larger of the two counts."""
+    params = {"MatrixInstruction": [32, 32, 2, 1, 1, 2, 2, 1, 1], "DepthU": 8}
+    _, _, kernel = built("gfx90a", problem("s"), params)
+    text = kernel.text()
+    r = kernel.resources
+    assert r.agprs == 4 * 16   # 2x2 outputs of 16 registers
+    accum = -(-r.vgprs // 4) * 4
+    assert f".amdhsa_accum_offset {accum}" in text
+    assert f".amdhsa_next_free_vgpr {accum + r.agprs}" in text
+    assert "v_mfma_f32_32x32x2f32 a[" in text and "v_accvgpr_read_b32" in text
+    _, _, k908 = built("gfx908", problem("s"), params)
+    assert f".amdhsa_next_free_vgpr {max(k908.resources.vgprs, k908.resources.agprs)}" in k908.text()
+
+
+def test_bf16_1k_shapes_are_mfma_shapes():
+    """bf16 MatrixInstruction takes the _1k shapes (the f16 ones) too, as Tensile's validMFMA["B1k"]."""
+    for mi in ([32, 32, 8, 1], [16, 16, 16, 1], [32, 32, 4, 1]):
+        sol = make(problem("b"), {"MatrixInstruction": mi, "WorkGroup": [mi[0], 4, 1], "ThreadTile": [1, mi[1]],
+                                  "DepthU": 16})
+        assert sol.valid, (mi, sol.rejection)
+    assert find_mfma("gfx90a", "bf16", "f32", 32, 32, 8, 1).opcode == "v_mfma_f32_32x32x8bf16_1k"
+    assert find_mfma("gfx90a", "bf16", "f32", 32, 32, 4, 1).opcode == "v_mfma_f32_32x32x4bf16"
+    assert find_mfma("gfx942", "f32", "f32", 16, 16, 4, 1).opcode == "v_mfma_f32_16x16x4_f32"
+    assert find_mfma("gfx908", "bf16", "f32", 32, 32, 8, 1) is None
+
+
+@pytest.mark.parametrize("extra,arch,reason", [
+    ({"PrefetchGlobalRead": 2}, "gfx90a", "PrefetchGlobalRead 2 with MFMA is not implemented"),
+    ({"VectorWidth": 2}, "gfx90a", "VectorWidth 2 with MFMA is not implemented"),
+    ({"SourceSwap": True}, "gfx90a", "SourceSwap"),
+    ({"MIArchVgpr": True}, "gfx90a", "MIArchVgpr"),
+    ({"StoreRemapVectorWidth": 2}, "gfx90a", "StoreRemapVectorWidth"),
+    ({}, "gfx906", "gfx906 has no matrix cores"),
+    ({"MatrixInstruction": [32, 32, 1, 2]}, "gfx90a", "several blocks (B > 1)"),
+])
+def test_refusals_name_one_reason(extra, arch, reason):
+    params = {"MatrixInstruction": [32, 32, 2, 1], "WorkGroup": [32, 8, 1], "ThreadTile": [1, 32], "DepthU": 16,
+              **extra}
+    sol = make(problem("s"), params)
+    assert sol.valid, sol.rejection
+    got = supports(sol, load_arch(arch))
+    assert got is not None and reason in got, got
+    with pytest.raises(UserError, match="cannot be built"):
+        build_kernel(sol, load_arch(arch), "k")
