@@ -36,14 +36,20 @@ SEED = 20261125
 CI_CASES = 24
 SLOW_CASES = 400
 ARCHS = ("gfx908", "gfx90a", "gfx942")
-SHAPES = {"s": [(32, 32, 2, 1), (16, 16, 4, 1)]}
+# (A/B, C/D, compute) types -> MatrixInstruction shapes (one block) the writer builds for them
+TYPES = {"SSS": [(32, 32, 2, 1), (16, 16, 4, 1)], "DDD": [(16, 16, 4, 1)],
+         "HHS": [(32, 32, 8, 1), (16, 16, 16, 1)], "HSS": [(32, 32, 8, 1), (16, 16, 16, 1)],
+         "HHH": [(32, 32, 8, 1), (16, 16, 16, 1)],
+         "BBS": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 4, 1), (16, 16, 8, 1)], "BSS": [(32, 32, 8, 1), (16, 16, 8, 1)]}
+MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16"}
 PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
 
-def problem(dt="s", ta=False, tb=True, batched=True, use_beta=True):
-    hpa = {"HighPrecisionAccumulate": True, "ComputeDataType": "s"} if dt in ("h", "b") else {}
-    return {"OperationType": "GEMM", "DataType": dt, "TransposeA": ta, "TransposeB": tb,
-            "Batched": batched, "UseBeta": use_beta, **hpa}
+def problem(types="SSS", ta=False, tb=True, batched=True, use_beta=True):
+    a, c, comp = types.lower()
+    return {"OperationType": "GEMM", "DataType": a, "DestDataType": c, "ComputeDataType": comp,
+            "HighPrecisionAccumulate": a in "hb" and comp == "s", "TransposeA": ta, "TransposeB": tb,
+            "Batched": batched, "UseBeta": use_beta}
 
 
 def make(prob: dict, params: dict) -> Solution:
@@ -62,33 +68,40 @@ def _side(rng: random.Random, tile: int, largest: int) -> int:
 
 
 def draw_case(rng: random.Random, largest: int) -> dict:
-    dt = "s"
-    m, n, k, b = rng.choice(SHAPES[dt])
+    types = rng.choice(("SSS", "SSS", "SSS", "DDD", "HHS", "HSS", "HHH", "BBS", "BSS"))
+    m, n, k, b = rng.choice(TYPES[types])
+    out = "f64" if types == "DDD" else "f32"
+    archs = [a for a in ARCHS if find_mfma(a, MNEMONIC[types[0]], out, m, n, k, b)]
     wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
-    wave_tile = (rng.choice((1, 1, 2)), rng.choice((1, 1, 2)))
+    wave_tile = (rng.choice((1, 1, 2, 4)), rng.choice((1, 1, 2)))
     waves = wave_group[0] * wave_group[1]
     mt0, mt1 = m * wave_tile[0] * wave_group[0], n * wave_tile[1] * wave_group[1]
     threads = 64 * waves
-    # DepthU: a multiple of MatrixInstK whose tiles split into whole loads for every thread
+    lds_bpe = 8 if types == "DDD" else 4
+    # DepthU: a multiple of MatrixInstK whose tiles split into whole loads for every thread and fit LDS
+    # twice (PrefetchGlobalRead)
     du = rng.choice([d for d in (8, 16, 32) if d % k == 0 and (mt0 * d) % threads == 0
-                     and (mt1 * d) % threads == 0] or [64])
+                     and (mt1 * d) % threads == 0 and (mt0 + mt1) * d * lds_bpe * 2 <= 48 * 1024] or [64])
     if rng.random() < 0.5:   # the 9-value form
         mi = {"MatrixInstruction": [m, n, k, b, 1, wave_tile[0], wave_tile[1], wave_group[0], wave_group[1]]}
     else:                    # the 4-value form with WorkGroup and ThreadTile
         wg0 = m * wave_group[0]
         mi = {"MatrixInstruction": [m, n, k, b], "WorkGroup": [wg0, threads // wg0, 1],
               "ThreadTile": [wave_tile[0], wave_tile[1] * n]}
-    gsu = rng.choice((1, 1, 1, 2))
+    sixteen = types[0] in "HB"
+    gsu = rng.choice((1, 1, 1, 2)) if types == "SSS" else 1
     params = {**mi, "DepthU": du, "PrefetchGlobalRead": rng.choice((0, 1)),
-              "PrefetchLocalRead": rng.choice((0, 1, 1, 2)), "VectorWidth": -1,
-              "GlobalReadVectorWidth": rng.choice((-1, 1)), "WorkGroupMapping": rng.choice((1, 2, 8)),
-              "StaggerU": rng.choice((0, 4, 32)), "GlobalSplitU": gsu,
+              "PrefetchLocalRead": rng.choice((0, 1, 1, 2)),
+              "VectorWidth": rng.choice([-1] + [v for v in (1, 2, 4) if wave_tile[0] % v == 0 and v * lds_bpe <= 16]),
+              "VectorWidthB": rng.choice([-1] + [v for v in (1, 2) if wave_tile[1] % v == 0]),
+              "GlobalReadVectorWidth": 1 if sixteen else rng.choice((-1, 1)),
+              "WorkGroupMapping": rng.choice((1, 2, 8)), "StaggerU": rng.choice((0, 4, 32)), "GlobalSplitU": gsu,
               "GlobalSplitUAlgorithm": rng.choice(("SingleBuffer", "MultipleBuffer"))}
     use_beta = rng.random() < 0.85
-    prob = problem(dt, rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.7, use_beta)
+    prob = problem(types, rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.7, use_beta)
     size = Size(_side(rng, mt0, largest), _side(rng, mt1, largest), _side(rng, du, largest),
                 rng.choice((1, 1, 2, 3)))
-    return dict(arch=rng.choice(ARCHS), problem=prob, params=params, size=size,
+    return dict(arch=rng.choice(archs), problem=prob, params=params, size=size,
                 alpha=rng.choice((1.0, -0.75, 2.5)),
                 beta=rng.choice((0.0, 1.0, 0.5, -1.25, -0.0)) if use_beta else 0.0, seed=rng.randrange(1 << 20))
 
@@ -146,7 +159,7 @@ def test_random_mfma_kernels_slow(request):
             check(case)
         except AssertionError as e:
             failures.append(str(e))
-    assert not failures, f"{len(failures)} of {SLOW_CASES} cases failed; first:\n{failures[0]}"
+    assert not failures, f"{len(failures)} of {SLOW_CASES} cases failed:\n" + "\n\n".join(failures)
 
 
 EDGE_SIZES = [Size(1, 1, 1, 1), Size(2, 3, 1, 2), Size(37, 29, 19, 2), Size(131, 67, 33, 1), Size(64, 64, 16, 3)]
@@ -156,7 +169,7 @@ EDGE_SIZES = [Size(1, 1, 1, 1), Size(2, 3, 1, 2), Size(37, 29, 19, 2), Size(131,
 @pytest.mark.parametrize("mi", [[32, 32, 2, 1, 1, 2, 1, 2, 2], [16, 16, 4, 1, 1, 1, 2, 1, 4]])
 def test_transposes_edges_beta_gfx90a(mi, ta, tb):
     params = {"MatrixInstruction": mi, "DepthU": 16, "PrefetchGlobalRead": 1, "PrefetchLocalRead": 1}
-    co, contract, _ = built("gfx90a", problem("s", ta, tb), params)
+    co, contract, _ = built("gfx90a", problem("SSS", ta, tb), params)
     for beta in (0.0, 0.75):
         results = verify_sizes(co, contract, EDGE_SIZES, -1.5, beta, 11, EmulatedRuntime())
         assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
@@ -166,7 +179,7 @@ def test_accumulators_are_agprs_after_accum_offset():
     """gfx90a: the MFMA accumulates in AGPRs, placed after .amdhsa_accum_offset in the unified file;
     gfx908: a separate AGPR file, the wave allocates the larger of the two counts."""
     params = {"MatrixInstruction": [32, 32, 2, 1, 1, 2, 2, 1, 1], "DepthU": 8}
-    _, _, kernel = built("gfx90a", problem("s"), params)
+    _, _, kernel = built("gfx90a", problem("SSS"), params)
     text = kernel.text()
     r = kernel.resources
     assert r.agprs == 4 * 16   # 2x2 outputs of 16 registers
@@ -174,14 +187,14 @@ def test_accumulators_are_agprs_after_accum_offset():
     assert f".amdhsa_accum_offset {accum}" in text
     assert f".amdhsa_next_free_vgpr {accum + r.agprs}" in text
     assert "v_mfma_f32_32x32x2f32 a[" in text and "v_accvgpr_read_b32" in text
-    _, _, k908 = built("gfx908", problem("s"), params)
+    _, _, k908 = built("gfx908", problem("SSS"), params)
     assert f".amdhsa_next_free_vgpr {max(k908.resources.vgprs, k908.resources.agprs)}" in k908.text()
 
 
 def test_bf16_1k_shapes_are_mfma_shapes():
     """bf16 MatrixInstruction takes the _1k shapes (the f16 ones) too, as Tensile's validMFMA["B1k"]."""
     for mi in ([32, 32, 8, 1], [16, 16, 16, 1], [32, 32, 4, 1]):
-        sol = make(problem("b"), {"MatrixInstruction": mi, "WorkGroup": [mi[0], 4, 1], "ThreadTile": [1, mi[1]],
+        sol = make(problem("BBS"), {"MatrixInstruction": mi, "WorkGroup": [mi[0], 4, 1], "ThreadTile": [1, mi[1]],
                                   "DepthU": 16})
         assert sol.valid, (mi, sol.rejection)
     assert find_mfma("gfx90a", "bf16", "f32", 32, 32, 8, 1).opcode == "v_mfma_f32_32x32x8bf16_1k"
@@ -192,7 +205,7 @@ def test_bf16_1k_shapes_are_mfma_shapes():
 
 @pytest.mark.parametrize("extra,arch,reason", [
     ({"PrefetchGlobalRead": 2}, "gfx90a", "PrefetchGlobalRead 2 with MFMA is not implemented"),
-    ({"VectorWidth": 2}, "gfx90a", "VectorWidth 2 with MFMA is not implemented"),
+    ({"LocalSplitU": 2, "WorkGroup": [32, 8, 2]}, "gfx90a", "LocalSplitU > 1 with MFMA is not implemented"),
     ({"SourceSwap": True}, "gfx90a", "SourceSwap"),
     ({"MIArchVgpr": True}, "gfx90a", "MIArchVgpr"),
     ({"StoreRemapVectorWidth": 2}, "gfx90a", "StoreRemapVectorWidth"),
@@ -202,7 +215,7 @@ def test_bf16_1k_shapes_are_mfma_shapes():
 def test_refusals_name_one_reason(extra, arch, reason):
     params = {"MatrixInstruction": [32, 32, 2, 1], "WorkGroup": [32, 8, 1], "ThreadTile": [1, 32], "DepthU": 16,
               **extra}
-    sol = make(problem("s"), params)
+    sol = make(problem("SSS"), params)
     assert sol.valid, sol.rejection
     got = supports(sol, load_arch(arch))
     assert got is not None and reason in got, got

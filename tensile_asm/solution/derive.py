@@ -46,6 +46,7 @@ class Derived:
     depth_u: int = 0
     num_threads: int = 0
     vector_width: int = 1
+    vector_width_b: int = 1  # MFMA: B's VectorWidth (VectorWidthB); VALU kernels use vector_width for both
     glvw_a: int = 1  # elements per global load of A (GlobalLoadVectorWidthA)
     glvw_b: int = 1
     loop_unroll: int = 0  # DepthU / LocalSplitU / InnerUnroll
@@ -259,6 +260,8 @@ class _Deriver(LayoutMixin):
                 while tt0 % vw or tt1 % vw:
                     vw //= 2
             p["VectorWidth"] = vw
+        if self.mfma:
+            vw = self._mfma_vector_widths(bpe, vw)
         if not self.mfma and (tt0 % vw or tt1 % vw):
             self.reject(f"ThreadTile0 {tt0} or ThreadTile1 {tt1} is not a multiple of VectorWidth {vw}")
         if vw * bpe > 16:
@@ -271,11 +274,30 @@ class _Deriver(LayoutMixin):
             p["LocalReadVectorWidth"] = self.k["MIInputPerThread"] if self.mfma else vw
         if p["VectorWidthB"] == -1:
             p["VectorWidthB"] = vw
+        out["vector_width_b"] = p["VectorWidthB"]
         if p["MemoryModifierFormat"] == "":
             p["MemoryModifierFormat"] = "SC0" if list(p["ISA"])[:2] == [9, 4] else "GLC"
         out["vector_width"] = vw
         # Tensile overwrites this assumption: kernels with VW > 1 need sizes > 1 (3 for assembly, 2 for source)
         p["AssertMinApproxSize"] = (3 if p["KernelLanguage"] == "Assembly" else 2) if vw > 1 else 0
+
+    def _mfma_vector_widths(self, bpe: int, vw: int) -> int:
+        """Tensile's MFMA VectorWidth/VectorWidthB rules: VectorWidthB -1 is 2 for 16-bit types (4 for
+        8-bit), else 1; a width that does not divide its MIWaveTile side falls back to 1 (VectorWidth with
+        SourceSwap is rejected instead); StoreRemapVectorWidth sets both to 1."""
+        p = self.p
+        wt0, wt1 = self.k["MIWaveTile"]
+        if p["VectorWidthB"] < 1:
+            p["VectorWidthB"] = max(1, 4 // bpe) if bpe < 4 else 1
+        if wt0 % vw:
+            if p["SourceSwap"]:
+                self.reject(f"MIWaveTile0 {wt0} should be a multiple of VectorWidth {vw} (with SourceSwap)")
+            vw = p["VectorWidth"] = 1
+        if wt1 % p["VectorWidthB"]:
+            p["VectorWidthB"] = 1
+        if p["StoreRemapVectorWidth"]:
+            vw = p["VectorWidth"] = p["VectorWidthB"] = 1
+        return vw
 
     def _flags(self) -> None:
         p = self.p

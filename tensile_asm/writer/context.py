@@ -49,6 +49,7 @@ class Geometry:
     num_threads = _derived("num_threads")
     local_split_u = _derived("local_split_u")
     vector_width = _derived("vector_width")
+    vector_width_b = _derived("vector_width_b")
     glvw_a = _derived("glvw_a")
     glvw_b = _derived("glvw_b")
     prefetch_local_read = _derived("prefetch_local_read")

@@ -4,7 +4,9 @@ How the macro tile maps to waves (Tensile's MatrixInstruction kernels): the work
 MIWaveGroup[0] x MIWaveGroup[1] grid, wave w at (w % MIWaveGroup[0], w / MIWaveGroup[0]); each wave
 computes MIWaveTile[0] x MIWaveTile[1] MFMA outputs of M x N, and the outputs of the waves interleave:
 output (t0, t1) of wave (w0, w1) covers rows (t0*MIWaveGroup[0] + w0)*M .. +M and columns
-(t1*MIWaveGroup[1] + w1)*N .. +N of the macro tile. One K-step (MatrixInstK values of K) issues one
+(t1*MIWaveGroup[1] + w1)*N .. +N of the macro tile when VectorWidth is 1; with VectorWidth VW, VW
+neighbouring outputs interleave row by row (``MfmaPlan.tile_offset``, Tensile's LraTileAssignmentMFMA
+"apply VectorWidth" and LocalReadMFMA's MIWaveGroupShape). One K-step (MatrixInstK values of K) issues one
 MFMA per output, all reading A's values of output row t0 and B's of output column t1
 (mfma_local_read.py loads them; mfma_store.py maps the accumulators to C).
 
@@ -25,7 +27,7 @@ from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import Geometry, KernelContext
 
 # A/B data type -> the MFMA's input type and its output (accumulator) type, for the types implemented.
-MFMA_TYPES = {"S": ("f32", "f32")}
+MFMA_TYPES = {"S": ("f32", "f32"), "D": ("f64", "f64"), "H": ("f16", "f32"), "B": ("bf16", "f32")}
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,22 @@ class MfmaPlan:
     shape: MfmaShape
     wave_group: tuple[int, int]
     wave_tile: tuple[int, int]
+    vector_width: tuple[int, int] = (1, 1)   # VectorWidth, VectorWidthB
+
+    def rows(self, dim: int) -> int:
+        """Rows (dim 0) or columns (dim 1) of one output."""
+        return self.shape.m if dim == 0 else self.shape.n
+
+    def wave_stride(self, dim: int) -> int:
+        """Elements between the outputs of neighbouring waves along ``dim``."""
+        return self.rows(dim) * self.vector_width[dim]
+
+    def tile_offset(self, dim: int, t: int) -> int:
+        """Element offset of the wave's output ``t`` along ``dim``: outputs come in vectors of VectorWidth
+        (VW neighbours interleave row by row: row i of output t sits at i*VW + t % VW), vectors
+        MIWaveGroup waves apart."""
+        vw = self.vector_width[dim]
+        return (t // vw) * self.wave_group[dim] * self.rows(dim) * vw + t % vw
 
     @property
     def outputs(self) -> int:
@@ -54,9 +72,9 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
     mi = list(g.matrix_instruction)
     if not arch.vgpr.get("accum"):
         return f"MatrixInstruction {mi}: {arch.name} has no matrix cores (MFMA)"
-    if g.data_type not in MFMA_TYPES or (g.dest_type, g.compute_type) != (g.data_type, g.data_type):
-        return (f"MatrixInstruction with data types {g.data_type}{g.dest_type}{g.compute_type} (A/B, C/D, compute) "
-                f"is not implemented; the MFMA writer builds S")
+    if g.data_type not in MFMA_TYPES:
+        return (f"MatrixInstruction with data type {g.data_type} is not implemented; the MFMA writer builds "
+                f"{', '.join(MFMA_TYPES)}")
     if _shape(g, arch) is None:
         return f"MatrixInstruction {mi}: {arch.name} has no MFMA for this shape and type"
     if mi[3] != 1:
@@ -64,9 +82,11 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
     for what, v in (("MIWaveGroup", g.mi_wave_group[0]), ("MIWaveGroup", g.mi_wave_group[1])):
         if v & (v - 1):
             return f"{what} {list(g.mi_wave_group)}: the MFMA writer needs powers of two"
+    if g.mi_wave_tile[0] % g.vector_width or g.mi_wave_tile[1] % g.vector_width_b:
+        return (f"MIWaveTile {list(g.mi_wave_tile)} is not a multiple of VectorWidth {g.vector_width} / "
+                f"VectorWidthB {g.vector_width_b}")
     checks = (
         (params.get("PrefetchGlobalRead", 0) not in (0, 1), "PrefetchGlobalRead 2 with MFMA is not implemented"),
-        (g.vector_width != 1, f"VectorWidth {g.vector_width} with MFMA is not implemented (1 is)"),
         (g.local_split_u > 1, "LocalSplitU > 1 with MFMA is not implemented"),
         (bool(params.get("SourceSwap")), "SourceSwap (MFMA operands swapped) is not implemented"),
         (bool(params.get("MIArchVgpr")), "MIArchVgpr (MFMA accumulators in arch VGPRs) is not implemented"),
@@ -87,7 +107,7 @@ def plan(ctx: KernelContext) -> MfmaPlan:
     shape = _shape(g, ctx.arch)
     if shape is None:
         raise ValueError(f"kernel {ctx.name}: {ctx.arch.name} has no MFMA for {list(g.matrix_instruction)}")
-    return MfmaPlan(shape, tuple(g.mi_wave_group), tuple(g.mi_wave_tile))
+    return MfmaPlan(shape, tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b))
 
 
 def accumulators(ctx: KernelContext, p: MfmaPlan) -> VReg:
@@ -106,11 +126,39 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     return m
 
 
-def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values_b: VReg) -> Module:
-    """One K-step: an MFMA per wave output, A's values of row t0 times B's of column t1."""
+def pack16(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: str) -> tuple[Module, VReg]:
+    """16-bit MFMA operands from the fp32 values read from LDS (each exactly an fp16/bf16 value), two per
+    register, low half first: fp16 by a conversion (exact), bf16 by taking the upper halves (v_perm_b32)."""
+    s = p.shape
+    per = s.values_per_lane
+    packed = VReg("v", tiles * s.a_regs, name, align=ctx.arch.vgpr["tuple_alignment"] if s.a_regs > 1 else 1)
+    m = Module(f"pack {name}")
+    select = None
+    if s.in_type == "bf16":
+        select = ctx.sgpr("Bf16PackSelect")
+        m.add(ctx.inst("s_mov_b32", select, 0x07060302, comment="bytes 2,3 of each source: the bf16 halves"))
+    for t in range(tiles):
+        for r in range(s.a_regs):
+            lo, hi = wide[t * per + 2 * r], wide[t * per + 2 * r + 1]
+            dst = packed[t * s.a_regs + r]
+            if select is None:
+                m.add(ctx.inst("v_cvt_pkrtz_f16_f32", dst, lo, hi))
+            else:
+                m.add(ctx.inst("v_perm_b32", dst, hi, lo, select))
+    return m, packed
+
+
+def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values_b: VReg,
+              widened: bool = False) -> Module:
+    """One K-step: an MFMA per wave output, A's values of row t0 times B's of column t1 (16-bit values
+    read as fp32 are packed first)."""
     s = p.shape
     wt0, wt1 = p.wave_tile
     m = Module(f"MFMA {s.opcode} x {wt0}x{wt1}")
+    if widened:
+        pack_a, values_a = pack16(ctx, p, values_a, wt0, "MfmaPackedA")
+        pack_b, values_b = pack16(ctx, p, values_b, wt1, "MfmaPackedB")
+        m.add(pack_a, pack_b)
     for t1 in range(wt1):
         for t0 in range(wt0):
             out = output_acc(p, acc, t0, t1)

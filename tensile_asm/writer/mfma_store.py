@@ -6,9 +6,9 @@ Calculator, as emulator/matrix/mfma.py has it) holds element
 
     row i = r % 4 + 4*(l / N) + (256/N) * (r / 4),   column j = l % N
 
-of the output; f64 results (16x16x4f64): row i = 4*(r/2) + l / 16 for register pair r/2. Output
-(t0, t1) of wave (w0, w1) sits at rows (t0*MIWaveGroup[0] + w0)*M and columns (t1*MIWaveGroup[1] + w1)*N of
-the macro tile (writer/mfma.py). Each output's registers of one column are read from the AGPRs into
+of the output; f64 results (16x16x4f64): row i = 4*(r/2) + l / 16 for register pair r/2. Row i of
+output t0 of wave w0 is row w0*M*VW + i*VW + tile_offset(t0) of the macro tile, column j of output t1 of
+wave w1 is column w1*N*VWB + j*VWB + tile_offset(t1) (writer/mfma.py, MfmaPlan.tile_offset). Each output's registers of one column are read from the AGPRs into
 VGPRs (``v_accvgpr_read_b32``) just before they are stored; the hazard pass puts the wait states the
 rules ask for between the last MFMA and those reads.
 """
@@ -45,29 +45,31 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
     row0, col0 = ctx.vgpr("StoreRowBase"), ctx.vgpr("StoreColBase")
     base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
     mult = _row_in_output(p, 0)[1]
+    vw0, vw1 = p.vector_width
     m.add(ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0),
           ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1),
           ctx.inst("v_and_b32", lane, ctx.arch.wavefront_size - 1, regs.serial),
           ctx.inst("v_lshrrev_b32", wave, wave_shift, regs.serial),
-          # row base: tile0*MT0 + w0*M + multiplier*(lane / N)
+          # row base: tile0*MT0 + w0*M*VW + VW*multiplier*(lane / N)
           ctx.inst("v_and_b32", tmp, wg0 - 1, wave),
-          ctx.inst("v_mul_u32_u24", row0, s.m, tmp),
+          ctx.inst("v_mul_u32_u24", row0, p.wave_stride(0), tmp),
           ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
-          ctx.inst("v_mul_u32_u24", tmp, mult, tmp),
+          ctx.inst("v_mul_u32_u24", tmp, mult * vw0, tmp),
           ctx.inst("v_add_u32", row0, row0, tmp),
           ctx.inst("v_add_u32", row0, base0, row0),
-          # column base: tile1*MT1 + w1*N + lane % N
+          # column base: tile1*MT1 + w1*N*VWB + (lane % N)*VWB
           ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
           ctx.inst("v_and_b32", tmp, wg1 - 1, tmp),
-          ctx.inst("v_mul_u32_u24", col0, s.n, tmp),
+          ctx.inst("v_mul_u32_u24", col0, p.wave_stride(1), tmp),
           ctx.inst("v_and_b32", tmp, s.n - 1, lane),
+          ctx.inst("v_lshlrev_b32", tmp, vw1.bit_length() - 1, tmp) if vw1 > 1 else None,
           ctx.inst("v_add_u32", col0, col0, tmp),
           ctx.inst("v_add_u32", col0, base1, col0))
     rows = VReg("v", wt0 * items, "StoreRowOffset")
     for t0 in range(wt0):
         for item in range(items):
             row = ctx.vgpr("StoreRow")
-            delta = t0 * wg0 * s.m + _row_in_output(p, item)[0]
+            delta = p.tile_offset(0, t0) + vw0 * _row_in_output(p, item)[0]
             m.add(ctx.inst("v_add_u32", row, delta, row0) if delta else ctx.inst("v_mov_b32", row, row0),
                   masked_row_offset(ctx, regs, rows[t0 * items + item], row))
     # one VGPR copy of an output's accumulators, reused column after column
@@ -75,7 +77,7 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
     cols = []
     for t1 in range(wt1):
         col = ctx.vgpr(f"StoreCol{t1}")
-        delta = t1 * wg1 * s.n
+        delta = p.tile_offset(1, t1)
         m.add(ctx.inst("v_add_u32", col, delta, col0) if delta else ctx.inst("v_mov_b32", col, col0))
         for t0 in range(wt0):
             out = output_acc(p, acc, t0, t1)
