@@ -3,9 +3,9 @@ strict CPU emulator (MFMA hazards and waits checked) against the float64 numpy r
 poisoned and C all NaN when beta is 0.
 
 Randomized differential test: MFMA parameter sets drawn from the shapes the writer builds (both the
-4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead,
-PrefetchLocalRead, transposes, GlobalSplitU), architectures with matrix cores, edge sizes (1, primes,
-non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
+4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead 0/1/2,
+PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU), architectures with matrix
+cores, edge sizes (1, primes, non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
 with seed ``SEED``; ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
 ``tensile-asm verify`` command.
 """
@@ -72,16 +72,20 @@ def draw_case(rng: random.Random, largest: int) -> dict:
     m, n, k, b = rng.choice(TYPES[types])
     out = "f64" if types == "DDD" else "f32"
     archs = [a for a in ARCHS if find_mfma(a, MNEMONIC[types[0]], out, m, n, k, b)]
-    wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
-    wave_tile = (rng.choice((1, 1, 2, 4)), rng.choice((1, 1, 2)))
-    waves = wave_group[0] * wave_group[1]
-    mt0, mt1 = m * wave_tile[0] * wave_group[0], n * wave_tile[1] * wave_group[1]
-    threads = 64 * waves
     lds_bpe = 8 if types == "DDD" else 4
-    # DepthU: a multiple of MatrixInstK whose tiles split into whole loads for every thread and fit LDS
-    # twice (PrefetchGlobalRead)
-    du = rng.choice([d for d in (8, 16, 32) if d % k == 0 and (mt0 * d) % threads == 0
-                     and (mt1 * d) % threads == 0 and (mt0 + mt1) * d * lds_bpe * 2 <= 48 * 1024] or [64])
+    depths = []
+    while not depths:   # wave grid and tile again until some DepthU fits
+        wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
+        wave_tile = (rng.choice((1, 1, 2, 4)), rng.choice((1, 1, 2)))
+        waves = wave_group[0] * wave_group[1]
+        mt0, mt1 = m * wave_tile[0] * wave_group[0], n * wave_tile[1] * wave_group[1]
+        threads = 64 * waves
+        # DepthU: a multiple of MatrixInstK whose tiles split into whole loads for every thread and fit
+        # LDS twice (PrefetchGlobalRead)
+        depths = [d for d in (8, 16, 32) if d % k == 0 and (mt0 * d) % threads == 0
+                  and (mt1 * d) % threads == 0 and (mt0 + mt1) * d * lds_bpe * 2 <= 48 * 1024
+                  and (mt0 + mt1) * d // threads <= 24]   # few loads per thread: two sets of VGPRs with PGR 2
+    du = rng.choice(depths)
     if rng.random() < 0.5:   # the 9-value form
         mi = {"MatrixInstruction": [m, n, k, b, 1, wave_tile[0], wave_tile[1], wave_group[0], wave_group[1]]}
     else:                    # the 4-value form with WorkGroup and ThreadTile
@@ -90,7 +94,8 @@ def draw_case(rng: random.Random, largest: int) -> dict:
               "ThreadTile": [wave_tile[0], wave_tile[1] * n]}
     sixteen = types[0] in "HB"
     gsu = rng.choice((1, 1, 1, 2)) if types == "SSS" else 1
-    params = {**mi, "DepthU": du, "PrefetchGlobalRead": rng.choice((0, 1)),
+    pgr = rng.choice((0, 1, 2, 2))
+    params = {**mi, "DepthU": du, "PrefetchGlobalRead": pgr, "1LDSBuffer": rng.choice((0, 1)) if pgr else 0,
               "PrefetchLocalRead": rng.choice((0, 1, 1, 2)),
               "VectorWidth": rng.choice([-1] + [v for v in (1, 2, 4) if wave_tile[0] % v == 0 and v * lds_bpe <= 16]),
               "VectorWidthB": rng.choice([-1] + [v for v in (1, 2) if wave_tile[1] % v == 0]),
@@ -204,7 +209,6 @@ def test_bf16_1k_shapes_are_mfma_shapes():
 
 
 @pytest.mark.parametrize("extra,arch,reason", [
-    ({"PrefetchGlobalRead": 2}, "gfx90a", "PrefetchGlobalRead 2 with MFMA is not implemented"),
     ({"LocalSplitU": 2, "WorkGroup": [32, 8, 2]}, "gfx90a", "LocalSplitU > 1 with MFMA is not implemented"),
     ({"SourceSwap": True}, "gfx90a", "SourceSwap"),
     ({"MIArchVgpr": True}, "gfx90a", "MIArchVgpr"),
@@ -221,3 +225,14 @@ def test_refusals_name_one_reason(extra, arch, reason):
     assert got is not None and reason in got, got
     with pytest.raises(UserError, match="cannot be built"):
         build_kernel(sol, load_arch(arch), "k")
+
+
+@pytest.mark.parametrize("one_buffer", [0, 1])
+def test_valu_prefetch_global_read_2(one_buffer):
+    """PrefetchGlobalRead 2 is the loop's, so VALU kernels have it too: K of 1, 2, 3 tiles and a tail."""
+    params = {"WorkGroup": [16, 16, 1], "ThreadTile": [4, 2], "DepthU": 8, "PrefetchGlobalRead": 2,
+              "1LDSBuffer": one_buffer, "PrefetchLocalRead": 1, "VectorWidth": 2}
+    co, contract, _ = built("gfx90a", problem("SSS", True, False), params)
+    sizes = [Size(1, 1, 1, 1), Size(64, 32, 8, 1), Size(65, 31, 16, 2), Size(37, 29, 24, 1), Size(70, 40, 43, 1)]
+    results = verify_sizes(co, contract, sizes, 0.5, -1.25, 5, EmulatedRuntime())
+    assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]

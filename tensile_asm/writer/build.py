@@ -29,7 +29,7 @@ FEATURE_LIMITS = (
     ("VectorWidth", {1, 2, 4}, "VectorWidth must be 1, 2 or 4 in this writer"),
     ("GlobalLoadVectorWidthA", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
     ("GlobalLoadVectorWidthB", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
-    ("PrefetchGlobalRead", {0, 1}, "PrefetchGlobalRead 2 is not implemented"),
+    ("PrefetchGlobalRead", {0, 1, 2}, "PrefetchGlobalRead must be 0, 1 or 2"),
     ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
     ("WorkGroupMapping", {0, 1, 2, 4, 8, 16, 32, 64}, "WorkGroupMapping must be 1 or a positive power of two in this writer"),
     ("StaggerUMapping", {0}, "StaggerUMapping other than 0 is not implemented"),

@@ -100,6 +100,11 @@ class Geometry:
         return bool(self.derived.prefetch_global_read)
 
     @property
+    def prefetch_global_read_depth(self) -> int:
+        """Tiles loaded ahead into VGPRs: 0, 1 or 2 (PrefetchGlobalRead)."""
+        return int(self.derived.prefetch_global_read)
+
+    @property
     def gsu_multiple_buffer(self) -> bool:
         """GlobalSplitUAlgorithm MultipleBuffer (with GlobalSplitU > 1): partial tiles to a workspace."""
         return self.derived.global_accumulation == "MultipleBuffer"

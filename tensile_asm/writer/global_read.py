@@ -11,7 +11,7 @@ summation size is handled by the tail loop's guard, which moves offsets out of r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VCC, VReg
@@ -82,6 +82,17 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         data=data,
         lds_data=[ctx.vgpr(f"G2LWide{name}{i}", glvw) for i in range(n)] if widen else data,
     )
+
+
+def second_set(ctx: KernelContext, op: OperandTile) -> OperandTile:
+    """The operand with load registers of its own (PrefetchGlobalRead 2 keeps two tiles in flight):
+    same descriptor, offsets and LDS addresses."""
+    g = ctx.geometry
+    n, glvw = g.num_loads(op.name), g.glvw(op.name)
+    load_regs = max(1, glvw * g.in_bpe // 4)
+    data = [ctx.vgpr(f"G2L{op.name}{i}_1", load_regs) for i in range(n)]
+    wide = [ctx.vgpr(f"G2LWide{op.name}{i}_1", glvw) for i in range(n)] if g.in_bpe < 4 else data
+    return replace(op, data=data, lds_data=wide)
 
 
 def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, load: int):

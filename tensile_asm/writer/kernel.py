@@ -103,6 +103,8 @@ class _Parts:
     acc: object
     lr: object
     math: _Math
+    a2: global_read.OperandTile | None = None   # PrefetchGlobalRead 2: the second VGPR set of the loads
+    b2: global_read.OperandTile | None = None
     stagger: stagger.StaggerState | None = None
     tail_fix: dict | None = None    # operand -> SGPR: bytes the offsets move before the tail loop
 
@@ -185,6 +187,55 @@ def _loop_prefetch(p: _Parts, counter, k_size) -> Module:
           LabelDef(last[0].name), _mac_steps(p, 0), ctx.inst("s_branch", end),
           LabelDef(last[1].name), _mac_steps(p, 1),
           LabelDef(end.name))
+    return m
+
+
+def _loop_prefetch2(p: _Parts, counter, k_size) -> Module:
+    """PrefetchGlobalRead 2: tile i+2 is loaded into VGPRs while tile i computes from LDS and tile i+1 (loaded
+    one iteration earlier, into the other VGPR set) is written to the other LDS buffer. Two VGPR sets, the
+    loop unrolled twice; the last two tiles run from copies without loads."""
+    ctx = p.ctx
+    sets = [(p.a, p.b), (p.a2, p.b2)]
+    begin, end = ctx.label("LoopBeginL"), ctx.label("LoopEndL")
+    last = ctx.label("LastIteration")
+    no_load = [ctx.label("NoLoadBuffer0"), ctx.label("NoLoadBuffer1")]
+    one_buffer = ctx.geometry.one_lds_buffer
+
+    def loads(s):
+        a, b = sets[s]
+        return [global_read.loads(ctx, a), global_read.loads(ctx, b), _advance(p)]
+
+    def write(s, buf):
+        a, b = sets[s]
+        return Module(f"global reads (set {s}) to LDS buffer {buf}").add(
+            ctx.inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
+            if one_buffer else None,
+            global_read.widen(ctx, a), global_read.widen(ctx, b),
+            local_memory.local_writes(ctx, a, buf), local_memory.local_writes(ctx, b, buf),
+            ctx.inst("s_barrier", comment="tile visible to all waves (the pass waits for the local writes)"))
+
+    def count_down(target):
+        return [ctx.inst("s_sub_u32", counter, counter, 1),
+                ctx.inst("s_cmp_eq_u32", counter, 0),
+                ctx.inst("s_cbranch_scc1", target)]
+
+    m = Module("summation loop (PrefetchGlobalRead 2)")
+    m.add(ctx.inst("s_cmp_eq_u32", counter, 0),
+          ctx.inst("s_cbranch_scc1", end),
+          loads(0), write(0, 0),
+          count_down(last),
+          loads(1),
+          count_down(no_load[0]),
+          LabelDef(begin.name))
+    for buf in (0, 1):
+        # LDS buffer buf holds tile i, VGPR set 1-buf tile i+1; set buf is free for tile i+2
+        m.add(loads(buf), _mac_steps(p, buf), write(1 - buf, 1 - buf), count_down(no_load[1 - buf]))
+    m.add(ctx.inst("s_branch", begin))
+    for buf in (0, 1):
+        # no tile left to load: compute buffer buf, write the tile in VGPR set 1-buf, compute it
+        m.add(LabelDef(no_load[buf].name), _mac_steps(p, buf), write(1 - buf, 1 - buf), _mac_steps(p, 1 - buf),
+              ctx.inst("s_branch", end))
+    m.add(LabelDef(last.name), _mac_steps(p, 0), LabelDef(end.name))
     return m
 
 
@@ -275,7 +326,11 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
         stagger_mod, parts.stagger = stagger.setup(ctx, regs, [a, b], counter)
         body.add(stagger_mod)
     body.add(_tail_position(parts, chunks, counter))
-    loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
+    if g.prefetch_global_read_depth == 2:
+        parts.a2, parts.b2 = global_read.second_set(ctx, a), global_read.second_set(ctx, b)
+        loop = _loop_prefetch2
+    else:
+        loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
     body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc, math.columns), ctx.inst("s_endpgm"))
 
     limits = {"v": arch.vgpr["arch_max"], "s": arch.sgpr["max_user"], "a": arch.vgpr.get("accum_max", 0)}

@@ -86,7 +86,6 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
         return (f"MIWaveTile {list(g.mi_wave_tile)} is not a multiple of VectorWidth {g.vector_width} / "
                 f"VectorWidthB {g.vector_width_b}")
     checks = (
-        (params.get("PrefetchGlobalRead", 0) not in (0, 1), "PrefetchGlobalRead 2 with MFMA is not implemented"),
         (g.local_split_u > 1, "LocalSplitU > 1 with MFMA is not implemented"),
         (bool(params.get("SourceSwap")), "SourceSwap (MFMA operands swapped) is not implemented"),
         (bool(params.get("MIArchVgpr")), "MIArchVgpr (MFMA accumulators in arch VGPRs) is not implemented"),
