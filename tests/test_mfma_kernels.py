@@ -76,7 +76,7 @@ def draw_case(rng: random.Random, largest: int) -> dict:
     depths = []
     while not depths:   # wave grid and tile again until some DepthU fits
         wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
-        wave_tile = (rng.choice((1, 1, 2, 4)), rng.choice((1, 1, 2)))
+        wave_tile = (rng.choice((1, 1, 2, 3, 4)), rng.choice((1, 1, 2, 3)))   # 3: macro tiles like 96
         waves = wave_group[0] * wave_group[1]
         mt0, mt1 = m * wave_tile[0] * wave_group[0], n * wave_tile[1] * wave_group[1]
         threads = 64 * waves

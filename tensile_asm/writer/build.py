@@ -84,12 +84,19 @@ def _problem_reason(solution) -> str | None:
     return None
 
 
+# MFMA derived keys our derivation computes by Tensile 4.44's rule (docs/logic-versions.md): a stored value
+# that differs is the writing version's rule, recorded and not a reason. GlobalWriteVectorWidth follows
+# VectorWidth, which 4.44 sets to 1 for MFMA when it does not divide MIWaveTile[0] or with
+# StoreRemapVectorWidth (SolutionStructs.assignDerivedParameters), as derive.py now does.
+MFMA_KEYS_AS_444 = frozenset({"GlobalWriteVectorWidth", "NumGlobalWriteVectorsPerThread"})
+
+
 def _stored_reason(solution) -> str | None:
     """An MFMA solution whose file stores a derived value other than ours: the MFMA derivation does not yet
     reproduce every Tensile version's rule (docs/logic-versions.md), so such a kernel is not built from a
     derivation the file contradicts. (VALU differences are older versions' rules that Tensile 4.44 also
     replaces on reading; they are built as Tensile builds them.)"""
-    diffs = getattr(solution, "stored_differences", {})
+    diffs = {k: v for k, v in getattr(solution, "stored_differences", {}).items() if k not in MFMA_KEYS_AS_444}
     if not diffs or not solution.derived.is_mfma:
         return None
     key = sorted(diffs)[0]

@@ -93,7 +93,6 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
          "StoreRemapVectorWidth (C remapped through LDS) is not implemented"),
         (any(params.get(f"LdsBlockSizePerPad{t}", 0) not in (0, -1) and params.get(f"LdsPad{t}", 0)
              for t in "AB"), "LdsBlockSizePerPad with LdsPad (a pad every block) is not implemented"),
-        (g.mt0 & (g.mt0 - 1) or g.mt1 & (g.mt1 - 1), f"MacroTile {g.mt0}x{g.mt1}: the MFMA writer needs powers of two"),
     )
     for failed, why in checks:
         if failed:
