@@ -349,8 +349,8 @@ def test_real_builder_writes_each_kernel_once_and_the_cache_rebuilds_only_what_c
     written = _count_writes(monkeypatch)
     cache = tmp_path / "cache"
     report = create_library(EXAMPLE_DIR, tmp_path / "a", "gfx90a", jobs=1, cache_dir=cache)
-    assert len(report.built) == 5 and sorted(written) == sorted(e.name for e in report.built)  # once each
-    assert (report.stats.compiled, report.stats.cached) == (5, 0)
+    assert len(report.built) == 6 and sorted(written) == sorted(e.name for e in report.built)  # once each
+    assert (report.stats.compiled, report.stats.cached) == (6, 0)
     co = elf(tmp_path / "a/library/TensileLibrary_gfx90a.co")
     assert co[:4] == b"\x7fELF"
     lib = Library.load(tmp_path / "a")
@@ -359,7 +359,7 @@ def test_real_builder_writes_each_kernel_once_and_the_cache_rebuilds_only_what_c
 
     written.clear()   # unchanged rebuild: nothing written or assembled, the same bytes out
     again = create_library(EXAMPLE_DIR, tmp_path / "b", "gfx90a", jobs=1, cache_dir=cache)
-    assert written == [] and (again.stats.compiled, again.stats.cached) == (0, 5)
+    assert written == [] and (again.stats.compiled, again.stats.cached) == (0, 6)
     assert _outputs(tmp_path / "b") == _outputs(tmp_path / "a")
 
     # one solution changed (PrefetchLocalRead of solution 0, a parameter already in every name): one kernel
@@ -373,7 +373,7 @@ def test_real_builder_writes_each_kernel_once_and_the_cache_rebuilds_only_what_c
     changed = create_library(logic, tmp_path / "c", "gfx90a", jobs=1, cache_dir=cache)
     new_names = {e.name for e in changed.built} - {e.name for e in report.built}
     assert len(new_names) == 1 and written == list(new_names) and "PLR1" in written[0]
-    assert (changed.stats.compiled, changed.stats.cached) == (1, 4)
+    assert (changed.stats.compiled, changed.stats.cached) == (1, 5)
     assert written[0].encode() in elf(tmp_path / "c/library/TensileLibrary_gfx90a.co")
 
 
@@ -381,7 +381,7 @@ def test_real_builder_writes_each_kernel_once_and_the_cache_rebuilds_only_what_c
 def test_parallel_build_writes_the_same_bytes_as_one_process(tmp_path):
     one = create_library(EXAMPLE_DIR, tmp_path / "one", "gfx90a", jobs=1, use_cache=False)
     two = create_library(EXAMPLE_DIR, tmp_path / "two", "gfx90a", jobs=2, use_cache=False)
-    assert (one.stats.compiled, two.stats.compiled, two.stats.jobs) == (5, 5, 2)
+    assert (one.stats.compiled, two.stats.compiled, two.stats.jobs) == (6, 6, 2)
     assert _outputs(tmp_path / "one") == _outputs(tmp_path / "two")
     assert json.loads((tmp_path / "one/support.json").read_text()) == json.loads((tmp_path / "two/support.json").read_text())
     assert not list(Path(os.environ["XDG_CACHE_HOME"]).rglob("*.kernel"))   # use_cache=False kept nothing
