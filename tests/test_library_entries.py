@@ -30,3 +30,22 @@ def test_contract_reads_a_split_hybrid_type_back():
              "sizeMapping": {"workGroup": [16, 16, 1], "macroTile": [64, 64, 1], "globalSplitU": 1,
                              "globalAccumulation": 0, "workGroupMapping": 1, "depthU": 16}}
     assert GemmKernelContract.from_library_entry(entry).data_type == "B8F8"
+
+
+def test_global_accumulation_is_written_as_tensiles_size_mapping_reads_it():
+    # SizeMapping.FromOriginalState: SingleBuffer 1, MultipleBuffer 2, PartialsBuffer 3, anything else 0;
+    # some aldebaran logic stores `_GlobalAccumulation: true` (it crashed solution_entry with KeyError: True)
+    from pathlib import Path
+
+    from tensile_asm.library.logic import read_logic_file
+    from tensile_asm.library.master import solution_entry
+
+    example = Path(__file__).resolve().parents[1] / "logic" / "aldebaran_Cijk_Ailk_Bljk_SB.yaml"
+    sol = next(e.solution for e in read_logic_file(example).entries if e.solution is not None)
+    for stored, written in ((None, 0), (True, 0), ("SingleBuffer", 1), ("MultipleBuffer", 2),
+                            ("PartialsBuffer", 3)):
+        sol.derived_keys = {**sol.derived_keys, "_GlobalAccumulation": stored}
+        entry = solution_entry(sol, "K", 0, 0)
+        assert entry["sizeMapping"]["globalAccumulation"] == written
+        types = [p["type"] for p in entry["problemPredicate"]["value"]]
+        assert ("GlobalSplitUCheckMinK" in types) == (stored is not None)

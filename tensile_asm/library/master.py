@@ -103,7 +103,7 @@ def problem_predicate(sol: Solution) -> dict[str, Any]:
             "ShiftPtrElemB": d["GlobalLoadVectorWidthB"] if shift_b else 0}))
     if p["BufferStore"]:
         preds.append(_pred("BufferStoreOffsetLimitCheck", d["MacroTile1"]))
-    if d["_GlobalAccumulation"] is not None:
+    if d["_GlobalAccumulation"] is not None and not p["StreamK"]:
         preds.append(_pred("GlobalSplitUCheckMinK", p["MinKForGSU"] * p["GlobalSplitU"]))
     return _and(preds)
 
@@ -118,7 +118,8 @@ def type_predicates(pt: ProblemType) -> list[dict[str, Any]]:
 
 def solution_entry(sol: Solution, name: str, index: int, logic_index: int) -> dict[str, Any]:
     p, d = sol.params, sol.derived_keys
-    accumulation = {None: 0, "SingleBuffer": 1, "MultipleBuffer": 2}[d["_GlobalAccumulation"]]
+    # SizeMapping.FromOriginalState: any other stored value (None, or a boolean some logic files hold) is 0
+    accumulation = {"SingleBuffer": 1, "MultipleBuffer": 2, "PartialsBuffer": 3}.get(d["_GlobalAccumulation"], 0)
     ws = d["_WorkspaceSizePerElemC"]
     return {
         "name": name, "index": index, "libraryLogicIndex": logic_index, "debugKernel": False,
