@@ -43,12 +43,17 @@ _M0_READERS = re.compile(r"^(s_movrel|s_sendmsg|s_ttracedata|ds_(read|write)_add
 _VMEM = ("MUBUF", "GLOBAL", "FLAT")
 
 
+_KEY_BASE = {"s": 0, "v": KEY_V, "a": KEY_A}
+
+
 def operand_keys(op, assignment=None) -> tuple:
     """The register keys an operand names (() for immediates, labels, SCC, unallocated registers)."""
-    if isinstance(op, VRegRef):
-        if not assignment or op.vreg not in assignment:
+    if isinstance(op, VRegRef):      # what op.resolve(assignment) names, without building the Reg
+        index = assignment.get(op.vreg) if assignment else None
+        if index is None:
             return ()
-        op = op.resolve(assignment)
+        start = _KEY_BASE[op.vreg.kind] + index + op.offset
+        return tuple(range(start, start + op.count))
     if isinstance(op, Reg):
         base = {"s": 0, "v": KEY_V, "a": KEY_A}[op.kind]
         return tuple(range(base + op.index, base + op.index + op.count))

@@ -35,8 +35,8 @@ class _Facts:
     def __init__(self, ins: Instruction, assignment):
         info = ins.info
         keys = lambda ops: tuple(k for o in ops for k in operand_keys(o, assignment))   # noqa: E731
-        self.reads = keys(ins.uses) + keys(Special(n) for n in info.implicit_uses if n != "scc")
-        self.writes = keys(ins.defs) + keys(Special(n) for n in info.implicit_defs if n != "scc")
+        self.reads = keys(ins.uses) + _implicit_keys(info.implicit_uses)
+        self.writes = keys(ins.defs) + _implicit_keys(info.implicit_defs)
         self.touched = frozenset(self.reads + self.writes)
         self.write_only = frozenset(self.writes) - frozenset(self.reads)
         self.writes_exec = bool(_EXEC_KEYS.intersection(self.writes))
@@ -54,6 +54,17 @@ class _Facts:
             self.completes = self.writes + (LDS_WRITE,)
         if self.kind == "gds":                          # its address and data VGPRs stay locked (expcnt)
             self.locks = tuple(k for k in self.reads if k in _VGPR_KEYS)
+
+
+_IMPLICIT_KEYS: dict = {}
+
+
+def _implicit_keys(names: tuple) -> tuple:
+    """The register keys of an opcode's implicit operands (SCC left out), computed once per tuple."""
+    got = _IMPLICIT_KEYS.get(names)
+    if got is None:
+        got = _IMPLICIT_KEYS[names] = tuple(k for n in names if n != "scc" for k in operand_keys(Special(n)))
+    return got
 
 
 def _kind(ins: Instruction) -> str | None:
