@@ -409,3 +409,12 @@ def test_real_builder_leaves_out_a_kernel_whose_registers_do_not_fit(tmp_path):
     assert data[:4] == b"\x7fELF" and b"fits_in_registers" in data and b"too_many_registers" not in data
     assert build_code_object([("too_many_registers", big)], arch, tmp_path / "none.co") == failed
     assert not (tmp_path / "none.co").exists()
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path, capsys, monkeypatch):
+    create_library(EXAMPLE_DIR, tmp_path / "a", "gfx90a", build=FakeBuilder(), jobs=1)
+    assert capsys.readouterr().err == ""                   # stderr is not a terminal here: no bar
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    create_library(EXAMPLE_DIR, tmp_path / "b", "gfx90a", build=FakeBuilder(), jobs=1, use_cache=False)
+    err = capsys.readouterr().err
+    assert "\r[" in err and "5/5 kernels written and assembled" in err and err.endswith("\r\033[K")

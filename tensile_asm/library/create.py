@@ -87,7 +87,7 @@ class BuildStats:
     cached: int = 0         # found in the cache: neither written nor assembled
     compiled: int = 0       # written and assembled by this build
     jobs: int = 1
-    cpu: dict[str, float] = field(default_factory=dict)   # seconds summed over workers: generate, assemble
+    cpu: dict[str, float] = field(default_factory=dict)   # wall seconds summed over workers: generate, assemble
 
 
 @dataclass
@@ -127,7 +127,7 @@ class CreateReport:
         lines.append(f"kernels: {s.kernels} distinct ({s.duplicates} duplicate solutions), {s.compiled} written "
                      f"and assembled, {s.cached} from the cache; jobs {s.jobs}")
         if s.cpu:
-            lines.append("worker CPU: " + ", ".join(f"{k} {v:.3f} s" for k, v in s.cpu.items())
+            lines.append("worker time (wall, summed over workers): " + ", ".join(f"{k} {v:.3f} s" for k, v in s.cpu.items())
                          + (f" ({1e3 * s.cpu.get('generate', 0.0) / s.compiled:.1f} ms generation per kernel)"
                             if s.compiled else ""))
         return "\n".join(lines)
@@ -277,9 +277,9 @@ def build_kernels(work: list[tuple[Arch, str, Any, str]], builder: KernelBuilder
 
 
 def _cost(solution) -> int:
+    """A guess at how long a kernel takes to write: its macro tile times DepthU (bigger tiles, more code)."""
     d = getattr(solution, "derived", None)
-    tile = getattr(d, "macro_tile0", 1) * getattr(d, "macro_tile1", 1) if d is not None else 1
-    return tile * getattr(d, "depth_u", 1) if d is not None else 1
+    return getattr(d, "mt0", 1) * getattr(d, "mt1", 1) * getattr(d, "depth_u", 1)
 
 
 @dataclass
