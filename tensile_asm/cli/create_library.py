@@ -18,8 +18,6 @@ EXIT_STRICT = 1    # --strict and a solution was not built
 
 # Tensile's TensileCreateLibrary options that this tool does not implement (yet), with what to do instead.
 NOT_IMPLEMENTED = {
-    "--separate-architectures": "all architectures share one TensileLibrary file",
-    "--lazy-library-loading": "the library is loaded whole",
     "--num-merged-files": "one code object per architecture is written",
     "--short-file-names": "file names are not shortened",
     "--embed-library": "write the library files and load them at run time",
@@ -46,7 +44,9 @@ def _parser() -> argparse.ArgumentParser:
                     "Tensile 4.44 does (OUT_DIR/library/TensileLibrary_<gfx>.co: a compressed clang offload "
                     "bundle per architecture; helper kernels, GlobalSplitU's, in Kernels.so-000-<gfx>.hsaco; "
                     "with --no-merge-files raw <kernel>_<gfx>.co and <helper>.so-000-<gfx>.hsaco), the master "
-                    "solution library OUT_DIR/library/TensileLibrary.yaml (or .dat) listing the built solutions, "
+                    "solution library OUT_DIR/library/TensileLibrary.yaml (or .dat) listing the built solutions "
+                    "(TensileLibrary_<gfx> with --separate-architectures; with --lazy-library-loading "
+                    "TensileLibrary_lazy_<gfx> and a library and code object per problem type), "
                     "library/TensileManifest.txt listing those files, and OUT_DIR/support.json saying for every "
                     "solution whether it was built and, if not, why.",
         epilog="Logic files are found recursively under LOGIC_DIR by the schedule name in their file name "
@@ -64,6 +64,14 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--no-merge-files", dest="merge_files", action="store_false",
                        help="one raw code object per kernel, library/<kernel>_<gfx>.co (names past 64 "
                        "characters shortened with a hash, as Tensile)")
+    p.add_argument("--separate-architectures", action="store_true",
+                   help="one master library per architecture, library/TensileLibrary_<gfx>.yaml (or .dat), its "
+                        "solutions numbered from the architecture's index as Tensile (gfx90a: 0x90a << 18)")
+    p.add_argument("--lazy-library-loading", action="store_true",
+                   help="with --separate-architectures: library/TensileLibrary_lazy_<gfx> whose leaves are "
+                        "placeholders naming one library per problem type, "
+                        "TensileLibrary_Type_<AC>_<operation>_<gfx>.yaml (or .dat), each with its kernels in "
+                        "the code object of that name (.co, a compressed bundle), as Tensile 4.44")
     p.add_argument("--library-format", choices=("yaml", "msgpack"), default="yaml",
                    help="TensileLibrary.yaml (default) or TensileLibrary.dat (msgpack)")
     p.add_argument("--code-object-version", choices=("default", "V4", "V5"), default="V5",
@@ -129,13 +137,15 @@ def main(argv: list[str] | None = None) -> int:
         report = create_library(args.logic_dir, args.out_dir, args.architecture,
                                 library_format=args.library_format, merge_files=args.merge_files,
                                 jobs=args.jobs, cache_dir=args.cache_dir, use_cache=not args.no_cache,
-                                compress=args.compress, manifest_only=args.generate_manifest_and_exit)
+                                compress=args.compress, manifest_only=args.generate_manifest_and_exit,
+                                separate_architectures=args.separate_architectures,
+                                lazy_library_loading=args.lazy_library_loading)
         if args.generate_manifest_and_exit:
             print(f"wrote {report.manifest_path}")
             return 0
         if not args.quiet:
             print(report.table())
-            for path in report.code_objects + [report.library_path, report.manifest_path, report.support_path]:
+            for path in report.code_objects + report.library_files + [report.manifest_path, report.support_path]:
                 print(f"wrote {path}")
         if args.print_timing:
             print(report.timing_table())

@@ -41,7 +41,7 @@ from tensile_asm.kernel_cache import (CacheEntry, KernelCache, KernelPart, defau
 from tensile_asm.library import outputs
 from tensile_asm.library.fileio import parse_cache, publish, write_atomic
 from tensile_asm.library.logic import LogicFile, find_logic_files, read_logic_file, schedule_alias
-from tensile_asm.library.master import LibraryPart, build_master_library, write_master_library
+from tensile_asm.library.master import LibraryFiles, LibraryPart, build_library_files, write_master_library
 from tensile_asm.library.predicates import processor_name
 from tensile_asm.solution.naming import min_names
 
@@ -102,6 +102,7 @@ class CreateReport:
     timing: dict[str, float] = field(default_factory=dict)   # wall seconds per stage
     stats: BuildStats = field(default_factory=BuildStats)
     manifest_path: Path | None = None
+    library_files: list[Path] = field(default_factory=list)   # every master/placeholder library written
 
     @property
     def built(self) -> list[SupportEntry]:
@@ -290,7 +291,8 @@ class BuiltKernel:
 
 def write_code_objects(built: dict[str, list[BuiltKernel]], lib_dir: Path, builder: KernelBuilder,
                        cache: KernelCache, arch_objs: dict[str, Arch], merge_files: bool,
-                       compress: str = "zstd") -> list[tuple[Path, Path]]:
+                       compress: str = "zstd", code_object_of: dict[str, str] | None = None
+                       ) -> list[tuple[Path, Path]]:
     """Output stage for code objects: link each architecture's built kernels (from the cache) as Tensile
     names and packs them (``library/outputs.py``: a compressed offload bundle per architecture, or one raw
     ``.co`` per kernel without ``merge_files``; helper kernels in ``.hsaco`` files), under temporary names.
@@ -325,7 +327,7 @@ def write_code_objects(built: dict[str, list[BuiltKernel]], lib_dir: Path, build
                     raise UserError(f"the kernel cache entry of {k.name} ({cache.path(k.key)}) vanished "
                                     f"during the build; run again")
                 parts.append((k.name, entry.parts))
-            outputs.link_code_objects(parts, a, lib_dir, link, stage, merge_files, compress)
+            outputs.link_code_objects(parts, a, lib_dir, link, stage, merge_files, compress, code_object_of)
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
@@ -347,15 +349,22 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
                    build: KernelBuilder | None = None, library_format: str = "yaml",
                    merge_files: bool = True, jobs: int | None = None, cache_dir: str | Path | None = None,
                    use_cache: bool = True, progress: bool | None = None, compress: str = "zstd",
-                   manifest_only: bool = False) -> CreateReport:
+                   manifest_only: bool = False, separate_architectures: bool = False,
+                   lazy_library_loading: bool = False) -> CreateReport:
     """Build code objects and the master library for ``arch`` (one gfx name or several, ``;``-separated).
 
     ``jobs``: worker processes (default: the cores this process may use). ``cache_dir``: the kernel cache
     (default ``$XDG_CACHE_HOME/tensile-asm``); ``use_cache=False`` builds in a temporary cache removed at
     the end. ``progress``: draw a progress bar on stderr (default: when stderr is a terminal). ``compress``:
     zstd, zlib or none for the merged code objects' offload bundles. ``manifest_only``: write
-    ``library/TensileManifest.txt`` (the files a build would write) and nothing else."""
+    ``library/TensileManifest.txt`` (the files a build would write) and nothing else.
+    ``separate_architectures``: one ``TensileLibrary_<gfx>`` per architecture; ``lazy_library_loading`` (needs
+    it and ``merge_files``, as Tensile): ``TensileLibrary_lazy_<gfx>`` with a placeholder library and a code
+    object per problem type (``library/master.py``, ``library/outputs.py``)."""
     logic_dir, out_dir = Path(logic_dir), Path(out_dir)
+    if lazy_library_loading and not (merge_files and separate_architectures):
+        raise UserError("--lazy-library-loading requires --merge-files and --separate-architectures (as Tensile "
+                        "4.44's TensileCreateLibrary); add --separate-architectures and drop --no-merge-files")
     if library_format not in ("yaml", "msgpack"):
         raise UserError(f"library format {library_format!r} is not known; use yaml or msgpack")
     jobs = default_jobs() if jobs is None else jobs
@@ -388,7 +397,8 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
             work.setdefault(it.key, (arch_objs[it.arch], it.name, it.solution, it.key))
 
     if manifest_only:
-        return _manifest_only(out_dir, archs, files, items, library_format, merge_files, timing)
+        return _manifest_only(out_dir, archs, files, items, library_format, merge_files, timing,
+                              separate_architectures, lazy_library_loading)
 
     with tempfile.TemporaryDirectory(prefix="tensile-asm-cache-") as scratch:
         cache = KernelCache(cache_root if cache_root is not None else scratch)
@@ -404,15 +414,18 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
         staging = Path(tempfile.mkdtemp(prefix=".staging-", suffix=".tmp", dir=lib_dir))
         staged: list[tuple[Path, Path]] = []
         try:
+            with _stage(timing, "library"):
+                libraries = build_library_files(_library_parts(items, separate_architectures),
+                                                separate_architectures, lazy_library_loading)
             with _stage(timing, "link"):
                 built: dict[str, dict[str, BuiltKernel]] = {a: {} for a in archs}
                 for it in items:
                     if it.reason is None:
                         built[it.arch].setdefault(it.name, BuiltKernel(it.name, it.key))
                 staged = write_code_objects({a: list(ks.values()) for a, ks in built.items()}, lib_dir, builder,
-                                            cache, arch_objs, merge_files, compress)
+                                            cache, arch_objs, merge_files, compress, libraries.code_object_of)
             with _stage(timing, "library"):
-                library_files = _write_library(items, staging, library_format, cache)
+                library_files = _write_library(libraries, staging, library_format, cache)
                 entries = [SupportEntry(it.name, it.arch, it.reason is None, it.reason, it.logic.path, it.index)
                            for it in items]
                 support = json.dumps([e.to_json(logic_dir) for e in entries], indent=2) + "\n"
@@ -430,24 +443,28 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
             shutil.rmtree(staging, ignore_errors=True)
-    library_path = next((lib_dir / f.name for f in library_files if f.name.startswith("TensileLibrary.")),
-                        lib_dir / library_files[0].name if library_files else None)
+    library_path = lib_dir / library_files[0].name if library_files else None   # the (first) master library
     return CreateReport(out_dir, archs, files, entries, [final for _, final in staged], library_path,
-                        support_path, timing, stats, manifest)
+                        support_path, timing, stats, manifest, [lib_dir / f.name for f in library_files])
 
 
-def _write_library(items: list[_Item], staging: Path, library_format: str, cache: KernelCache) -> list[Path]:
-    """The master library of the built solutions, written into ``staging`` (copied from the cache when the
-    same library was written before). Returns the files written."""
-    # one part per logic file: a fallback (hip_*) file read for several architectures is one library part,
-    # as Tensile parses it once, its solutions listed once
-    by_file: dict[Path, tuple[LogicFile, dict]] = {}
+def _library_parts(items: list[_Item], separate: bool) -> list[tuple[str, LibraryPart]]:
+    """(gfx, part) per logic file of the built solutions. Without ``separate`` a fallback (hip_*) file read
+    for several architectures is one library part, as Tensile parses it once, its solutions listed once;
+    with it, a part per architecture."""
+    by_file: dict[tuple, tuple[str, LogicFile, dict]] = {}
     for it in items:
-        lf, chosen = by_file.setdefault(it.logic.path, (it.logic, {}))
+        key = (it.arch, it.logic.path) if separate else it.logic.path
+        _, lf, chosen = by_file.setdefault(key, (it.arch, it.logic, {}))
         if it.reason is None:
             chosen.setdefault(it.index, (it.index, it.solution, it.name))
-    parts = [LibraryPart(lf, list(chosen.values())) for lf, chosen in by_file.values() if chosen]
-    lib = build_master_library(parts)
+    return [(a, LibraryPart(lf, list(chosen.values()))) for a, lf, chosen in by_file.values() if chosen]
+
+
+def _write_library(files: LibraryFiles, staging: Path, library_format: str, cache: KernelCache) -> list[Path]:
+    """The master library files of the built solutions, written into ``staging`` (copied from the cache when
+    the same libraries were written before). Returns the files written, in ``files``' order."""
+    lib = files.libraries
     try:       # msgpack: the same bytes for equal data (marshal's depend on reference counts)
         key = output_key("library", source_hash(), library_format, msgpack.packb(lib, use_bin_type=True))
     except (TypeError, ValueError):      # not plain data: not cached
@@ -456,21 +473,21 @@ def _write_library(items: list[_Item], staging: Path, library_format: str, cache
     if cached is not None:
         try:
             written = []
-            for name, data in msgpack.unpackb(cached, raw=False).items():
+            for name, data in msgpack.unpackb(cached, raw=False)["files"]:
                 (staging / name).write_bytes(data)
                 written.append(staging / name)
             return written
-        except (ValueError, TypeError, AttributeError, msgpack.UnpackException):
+        except (ValueError, TypeError, AttributeError, KeyError, msgpack.UnpackException):
             pass
-    write_master_library(lib, staging, library_format)
-    written = sorted(p for p in staging.iterdir() if p.is_file())
+    written = [write_master_library(data, staging, library_format, name) for name, data in lib.items()]
     if key:
-        cache.put_output(key, msgpack.packb({p.name: p.read_bytes() for p in written}, use_bin_type=True))
+        cache.put_output(key, msgpack.packb({"files": [[p.name, p.read_bytes()] for p in written]},
+                                            use_bin_type=True))
     return written
 
 
 def _manifest_only(out_dir: Path, archs: list[str], files: list[Path], items: list, library_format: str,
-                   merge_files: bool, timing: dict) -> CreateReport:
+                   merge_files: bool, timing: dict, separate: bool = False, lazy: bool = False) -> CreateReport:
     """``--generate-manifest-and-exit``: the files a build would write, from the solutions the writer says
     it supports (as Tensile, without building; a kernel whose registers turn out not to fit would be missing)."""
     from tensile_asm.gemm import GemmKernelContract
@@ -481,9 +498,11 @@ def _manifest_only(out_dir: Path, archs: list[str], files: list[Path], items: li
     for it in items:
         if it.reason is None and all(it.name != k for k, _ in kernels[it.arch]):
             kernels[it.arch].append((it.name, GemmKernelContract.from_solution(it.solution, it.name).helper_name()))
-    source, assembly = outputs.expected_code_objects(kernels, lib_dir, merge_files)
-    library = lib_dir / ("TensileLibrary.yaml" if library_format == "yaml" else "TensileLibrary.dat")
-    manifest = outputs.write_manifest(lib_dir, [library], source, assembly)
+    libraries = build_library_files(_library_parts(items, separate), separate, lazy)
+    source, assembly = outputs.expected_code_objects(kernels, lib_dir, merge_files, libraries.code_object_of)
+    ext = ".yaml" if library_format == "yaml" else ".dat"
+    manifest = outputs.write_manifest(lib_dir, [lib_dir / (name + ext) for name in libraries.libraries],
+                                      source, assembly)
     entries = [SupportEntry(it.name, it.arch, False, it.reason or "not built: --generate-manifest-and-exit",
                             it.logic.path, it.index) for it in items]
     return CreateReport(out_dir, archs, files, entries, timing=timing, manifest_path=manifest)

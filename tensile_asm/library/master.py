@@ -12,6 +12,7 @@ are then sorted in Tensile's predicate order.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -203,11 +204,16 @@ def _decision_tree(lf: LogicFile, remap: dict[int, int]) -> dict[str, Any]:
     return {"type": "Problem", "rows": rows}
 
 
-def _tree(lf: LogicFile, remap: dict[int, int]) -> dict[str, Any]:
-    """MasterSolutionLibrary.FromOriginalState's levels, bottom up: selection, problem type predicates,
-    Fp16AltImplRound, Fp16AltImpl, perf metric, operation identifier, hardware."""
+def _selection_node(lf: LogicFile, remap: dict[int, int]) -> dict[str, Any]:
+    return _decision_tree(lf, remap) if _selection(lf).kind == "DecisionTree" else _matching(lf, remap)
+
+
+def _tree(lf: LogicFile, remap: dict[int, int], leaf: dict[str, Any] | None = None) -> dict[str, Any]:
+    """MasterSolutionLibrary.FromOriginalState's levels, bottom up: selection (or, lazily loaded, the
+    ``leaf`` Placeholder in its place), problem type predicates, Fp16AltImplRound, Fp16AltImpl, perf metric,
+    operation identifier, hardware."""
     pt = lf.problem_type
-    node = _decision_tree(lf, remap) if _selection(lf).kind == "DecisionTree" else _matching(lf, remap)
+    node = leaf if leaf is not None else _selection_node(lf, remap)
     levels = [
         _and(type_predicates(pt)),
         _pred("Fp16AltImplRound") if lf.fp16_alt_impl_round else dict(TRUE),
@@ -311,36 +317,135 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"Matching tables with different properties or distances ({a['distance']}, "
                              f"{b['distance']}) meet at the same place")
         a["table"] = sorted(a["table"] + b["table"], key=lambda e: e["key"])
+    elif a["type"] == "Placeholder":
+        pass        # PlaceholderLibrary.merge: the first one stays (its file holds both, merged)
     else:
         raise ValueError(f"two {a['type']} libraries meet at the same place; Tensile does not merge them")
     return a
 
 
-def build_master_library(parts: Sequence[LibraryPart]) -> dict[str, Any]:
+def _merged(library: dict[str, Any] | None, tree: dict[str, Any], lf: LogicFile) -> dict[str, Any]:
+    try:
+        return tree if library is None else merge(library, tree)
+    except ValueError as e:
+        raise UserError(f"{lf.path}: its selection cannot join the library built from the logic "
+                        f"files before it: {e}; give each such file its own problem type, architecture "
+                        f"or region") from None
+
+
+def build_master_library(parts: Sequence[LibraryPart], first_index: int = 0) -> dict[str, Any]:
+    """One master library of ``parts``, solution indices counted from ``first_index``."""
     solutions: list[dict[str, Any]] = []
     library: dict[str, Any] | None = None
     for part in parts:
         remap = {}
         for logic_index, sol, name in part.solutions:
-            remap[logic_index] = len(solutions)
-            solutions.append(solution_entry(sol, name, len(solutions), logic_index))
+            remap[logic_index] = first_index + len(solutions)
+            solutions.append(solution_entry(sol, name, first_index + len(solutions), logic_index))
         if not remap:
             continue
-        tree = _tree(part.logic, remap)
-        try:
-            library = tree if library is None else merge(library, tree)
-        except ValueError as e:
-            raise UserError(f"{part.logic.path}: its selection cannot join the library built from the logic "
-                            f"files before it: {e}; give each such file its own problem type, architecture "
-                            f"or region") from None
+        library = _merged(library, _tree(part.logic, remap), part.logic)
     return {"solutions": solutions, "library": library or {"type": "Hardware", "rows": []}}
 
 
-def write_master_library(lib: dict[str, Any], out_dir: str | Path, fmt: str = "yaml") -> Path:
-    """Write ``TensileLibrary.yaml`` (``fmt`` yaml) or ``TensileLibrary.dat`` (msgpack) atomically."""
+# ---- --separate-architectures and --lazy-library-loading (TensileCreateLibrary.makeMasterLibraries,
+# MasterSolutionLibrary.FromOriginalState with the placeholder level, generateMasterFileList)
+
+def architecture_index(gfx: str) -> int:
+    """MasterSolutionLibrary.ArchitectureIndexMap: an architecture's solutions are numbered from the hex
+    digits after ``gfx`` shifted left by 18 (gfx90a: 0x90a << 18 = 606601216); fallback from 0."""
+    if gfx == "fallback":
+        return 0
+    m = re.match(r"gfx([0-9a-f]*)", gfx)
+    if m is None or not m.group(1):
+        raise UserError(f"architecture {gfx!r}: not a gfx name; separate architectures need e.g. gfx90a")
+    return int(m.group(1), 16) << 18
+
+
+def placeholder_name(lf: LogicFile) -> str:
+    """The name FromOriginalState gives a problem type's lazily loaded library (and its code object):
+    ``TensileLibrary`` + the type (``_Type_<A><C>``, ``_HPA``) + ``_Fp16AltRnz`` / ``_Fp16Alt`` + ``_<perf
+    metric>`` unless DeviceEfficiency + ``_<operation identifier>`` + ``_CU<n>`` + ``_APU``/``_XPU`` +
+    ``_<ArchitectureName>``, the levels' order bottom up."""
+    pt = lf.problem_type
+    name = f"TensileLibrary_Type_{pt.ab_types[0].char}{pt.dest_type.char}"
+    name += "_HPA" if pt.high_precision_accumulate else ""
+    name += "_Fp16AltRnz" if lf.fp16_alt_impl_round else ""
+    name += "_Fp16Alt" if lf.fp16_alt_impl and not lf.extra.get("Fp16AltImplRnz") else ""
+    name += f"_{lf.perf_metric}" if lf.perf_metric != "DeviceEfficiency" else ""
+    name += f"_{pt.operation_identifier}"
+    name += f"_CU{lf.cu_count}" if lf.cu_count else ""
+    name += ("_APU" if lf.is_apu == 1 else "_XPU") if lf.is_apu is not None else ""
+    return name + f"_{lf.architecture}"
+
+
+@dataclass
+class LibraryFiles:
+    """The library files of a build, ``{file name without extension: library}`` in writing order, and for
+    lazy loading the code object (name without ``.co``) of each kernel: its problem type's placeholder."""
+
+    libraries: dict[str, dict[str, Any]]
+    code_object_of: dict[str, str]
+
+
+def build_library_files(parts: Sequence[tuple[str, LibraryPart]], separate: bool = False,
+                        lazy: bool = False) -> LibraryFiles:
+    """The master library files TensileCreateLibrary writes from ``parts`` ((gfx, part) pairs):
+    ``TensileLibrary`` (all architectures, indices from 0); with ``separate`` one ``TensileLibrary_<gfx>`` per
+    architecture, its indices from ``architecture_index(gfx)``; with ``lazy`` (which needs ``separate``, as
+    Tensile) ``TensileLibrary_lazy_<gfx>``, no solutions and a ``Placeholder`` where each problem type's
+    selection was, then one library per placeholder holding that type's solutions and selection, indices
+    running on over the architecture's placeholders in logic-file order."""
+    if lazy and not separate:
+        raise UserError("--lazy-library-loading requires --separate-architectures (as Tensile 4.44's "
+                        "TensileCreateLibrary); add --separate-architectures")
+    if not separate:
+        return LibraryFiles({"TensileLibrary": build_master_library([p for _, p in parts])}, {})
+    by_arch: dict[str, list[LibraryPart]] = {}
+    for gfx, part in parts:
+        by_arch.setdefault(processor_name(gfx), []).append(part)
+    if not lazy:
+        return LibraryFiles({f"TensileLibrary_{gfx}": build_master_library(ps, architecture_index(gfx))
+                             for gfx, ps in by_arch.items()}, {})
+    libraries: dict[str, dict[str, Any]] = {}
+    code_object_of: dict[str, str] = {}
+    for gfx, ps in by_arch.items():
+        master: dict[str, Any] | None = None
+        lazies: dict[str, dict[str, Any]] = {}
+        next_index = architecture_index(gfx)
+        for part in ps:
+            if not part.solutions:
+                continue
+            if part.logic.architecture == "fallback":
+                raise UserError(f"{part.logic.path}: fallback logic (ArchitectureName fallback) with "
+                                f"--lazy-library-loading is not implemented; build it without lazy loading")
+            name = placeholder_name(part.logic)
+            remap, solutions = {}, []
+            for logic_index, sol, kernel in part.solutions:
+                remap[logic_index] = next_index
+                solutions.append(solution_entry(sol, kernel, next_index, logic_index))
+                code_object_of[kernel] = name
+                next_index += 1
+            own = {"solutions": solutions, "library": _selection_node(part.logic, remap)}
+            if name in lazies:      # MasterSolutionLibrary.merge of two lazy libraries of one name
+                lazies[name]["solutions"] += solutions
+                _merged(lazies[name]["library"], own["library"], part.logic)
+            else:
+                lazies[name] = own
+            master = _merged(master, _tree(part.logic, remap, {"type": "Placeholder", "value": name}),
+                             part.logic)
+        libraries[f"TensileLibrary_lazy_{gfx}"] = {"solutions": [],
+                                                   "library": master or {"type": "Hardware", "rows": []}}
+        libraries.update(lazies)
+    return LibraryFiles(libraries, code_object_of)
+
+
+def write_master_library(lib: dict[str, Any], out_dir: str | Path, fmt: str = "yaml",
+                         name: str = "TensileLibrary") -> Path:
+    """Write ``<name>.yaml`` (``fmt`` yaml) or ``<name>.dat`` (msgpack) atomically."""
     out_dir = Path(out_dir)
     if fmt == "yaml":
-        return write_atomic(out_dir / "TensileLibrary.yaml", dump_yaml(lib, explicit=True))
+        return write_atomic(out_dir / f"{name}.yaml", dump_yaml(lib, explicit=True))
     if fmt == "msgpack":
-        return write_atomic(out_dir / "TensileLibrary.dat", msgpack.packb(lib, use_bin_type=True))
+        return write_atomic(out_dir / f"{name}.dat", msgpack.packb(lib, use_bin_type=True))
     raise ValueError(f"unknown library format {fmt!r}")

@@ -11,6 +11,9 @@ output stage (the names: ``TensileCreateLibrary.buildObjectFileNames``; the pack
   past 64 characters), the raw ELF (Tensile copies the linked object;
   "Code object files are not compressed in --no-merge-files build mode"), each helper kernel in
   ``<helper>.so-000-<gfx>.hsaco``.
+- Lazy loading (``--lazy-library-loading``, with ``--separate-architectures``): each problem type's kernels in
+  ``<its placeholder>.co`` (``TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx90a.co``), packed as
+  the merged one; helper kernels still in ``Kernels.so-000-<gfx>.hsaco``.
 - ``library/TensileManifest.txt``: the absolute paths of the library files, then the source code objects,
   then the assembly ones, one per line (``toFile``).
 """
@@ -74,18 +77,36 @@ def verify_manifest(lib_dir: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if line.strip() and not Path(line.strip()).exists()]
 
 
+def _lazy_groups(kernels: list, gfx: str, code_object_of: dict[str, str]) -> dict[str, list]:
+    """Lazy loading (AssemblyCommands.buildAssemblyCodeObjectFiles): a kernel goes to its problem type's
+    ``<placeholder>.co``; one without a placeholder to ``TensileLibrary_<gfx>.co``."""
+    groups: dict[str, list] = {}
+    for k in kernels:
+        co = code_object_of.get(k[0])
+        groups.setdefault(f"{co}.co" if co else assembly_code_object(gfx, True), []).append(k)
+    return groups
+
+
 def link_code_objects(kernels: list[tuple[str, list]], gfx: str, lib_dir: Path, link, stage,
-                      merge_files: bool = True, compress: str = "zstd") -> None:
+                      merge_files: bool = True, compress: str = "zstd",
+                      code_object_of: dict[str, str] | None = None) -> None:
     """Link one architecture's built kernels as Tensile lays them out. ``kernels``: (kernel name, its
     parts: the kernel's and its helper kernels' ``KernelPart``s); ``link(parts, path)`` links parts into a
-    code object; ``stage(final) -> Path`` gives the temporary path to write ``final`` under."""
+    code object; ``stage(final) -> Path`` gives the temporary path to write ``final`` under.
+    ``code_object_of`` (lazy loading): {kernel: placeholder}, each placeholder's kernels in ``<placeholder>.co``,
+    a compressed bundle as the merged one."""
     names = {name for name, _ in kernels}
     helpers: dict[str, object] = {}
-    groups = [kernels] if merge_files else [[k] for k in kernels]
-    for group in groups:
+    if code_object_of:
+        groups = list(_lazy_groups(kernels, gfx, code_object_of).items())
+    elif merge_files:
+        groups = [(assembly_code_object(gfx, True), kernels)]
+    else:
+        groups = [(assembly_code_object(gfx, False, k[0]), [k]) for k in kernels]
+    for file_name, group in groups:
         own = [p for _, parts in group for p in parts if p.name in names]
         helpers.update({p.name: p for _, parts in group for p in parts if p.name not in names})
-        tmp = stage(Path(lib_dir) / assembly_code_object(gfx, merge_files, group[0][0]))
+        tmp = stage(Path(lib_dir) / file_name)
         link(own, tmp)
         if merge_files:
             pack(tmp, gfx, compress)
@@ -96,7 +117,8 @@ def link_code_objects(kernels: list[tuple[str, list]], gfx: str, lib_dir: Path, 
 
 
 def expected_code_objects(kernels: dict[str, list[tuple[str, str | None]]], lib_dir: Path,
-                          merge_files: bool = True) -> tuple[list[Path], list[Path]]:
+                          merge_files: bool = True, code_object_of: dict[str, str] | None = None
+                          ) -> tuple[list[Path], list[Path]]:
     """(helper .hsaco paths, assembly .co paths) a build will write, from {gfx: [(kernel, helper or None)]}
     (``--generate-manifest-and-exit``)."""
     source, assembly = [], []
@@ -104,7 +126,10 @@ def expected_code_objects(kernels: dict[str, list[tuple[str, str | None]]], lib_
         if not ks:
             continue
         helpers = sorted({h for _, h in ks if h})
-        if merge_files:
+        if code_object_of:
+            assembly += [Path(lib_dir) / f for f in _lazy_groups(ks, gfx, code_object_of)]
+            source += [Path(lib_dir) / helper_code_object(gfx, True)] if helpers else []
+        elif merge_files:
             assembly.append(Path(lib_dir) / assembly_code_object(gfx, True))
             source += [Path(lib_dir) / helper_code_object(gfx, True)] if helpers else []
         else:
