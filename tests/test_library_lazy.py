@@ -194,3 +194,17 @@ def test_lazy_build_verifies_on_the_emulator(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "4 solutions run, 0 failed or not run, 0 accepted no size" in printed
     assert printed.count("TensileLibrary_Type_SS_Contraction_l_Alik_Bljk_Cijk_Dijk_gfx90a.co)") == 2
+
+
+def test_lazy_fallback_logic_is_refused_before_building(tmp_path, logic_dir, capsys):
+    logic = tmp_path / "logic"
+    logic.mkdir()
+    hip = SHARED / "data" / "logic" / "rocblas-asm_full" / "hip" / "hip_Cijk_Ailk_Bljk_HSS_BH.yaml"
+    (logic / hip.name).write_bytes(hip.read_bytes())
+    (logic / FILES[0]).write_bytes((LITE / FILES[0]).read_bytes())
+    out = tmp_path / "out"
+    assert create_main(["--architecture", "gfx90a", "--separate-architectures", "--lazy-library-loading",
+                        str(logic), str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "hip_Cijk_Ailk_Bljk_HSS_BH.yaml: fallback logic" in err and len(err.splitlines()) == 1
+    assert not out.exists()

@@ -376,6 +376,12 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
         archs = parse_architectures(arch)
         arch_objs = {a: load_arch(a) for a in archs}
         items, files = _collect(logic_dir, archs)
+        if lazy_library_loading:
+            fallback = next((it.logic.path for it in items if it.logic.architecture == "fallback"), None)
+            if fallback is not None:
+                raise UserError(f"{fallback}: fallback logic (ArchitectureName fallback) with --lazy-library-loading "
+                                f"is not implemented; build it without --lazy-library-loading or move the file "
+                                f"out of {logic_dir}")
     builder = build if build is not None else _default_builder()
 
     with _stage(timing, "assess"):

@@ -8,6 +8,11 @@ Fp16AltImplRound, problem types) and the selection level: a ``Problem`` row (``E
 over a ``Matching`` table, or one row per region over a ``DecisionTree`` forest. Several logic files merge
 as Tensile merges them: rows with equal predicates merge recursively, maps by key, tables concatenate; rows
 are then sorted in Tensile's predicate order.
+
+``build_library_files`` splits the library as TensileCreateLibrary does: one ``TensileLibrary`` file, one
+``TensileLibrary_<gfx>`` per architecture (``--separate-architectures``, indices from the architecture's
+index), or for lazy loading ``TensileLibrary_lazy_<gfx>`` whose problem-type level holds ``Placeholder`` nodes
+naming one file per problem type with that type's solutions and selection.
 """
 
 from __future__ import annotations
