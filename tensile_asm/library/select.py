@@ -38,6 +38,7 @@ class Library:
         self.tree = data["library"]
         self.solutions = {s["index"]: s for s in data["solutions"]}
         self._sorted: dict[int, tuple[list, list]] = {}  # Matching tables as the loader sorts them, and keys
+        self._children: dict[str, Library] = {}  # lazy-loading placeholders, loaded once each (as the host library)
 
     @classmethod
     def load(cls, path: str | Path) -> "Library":
@@ -184,13 +185,17 @@ class Library:
         return matching.best_match(table, key, node.get("distance", "Euclidean"), transform, keys)
 
     def _placeholder(self, node: dict, v: ContractionView, hw: Hardware) -> dict[str, Any] | None:
-        base = self.path.parent if self.path else Path(".")
-        for suffix in (".yaml", ".dat"):
-            child_path = base / (node["value"] + suffix)
-            if child_path.is_file():
-                child = Library.load(child_path)
-                self.solutions.update(child.solutions)
-                return self._node(child.tree, v, hw)
+        child = self._children.get(node["value"])
+        if child is None:
+            base = self.path.parent if self.path else Path(".")
+            for suffix in (".yaml", ".dat"):
+                child_path = base / (node["value"] + suffix)
+                if child_path.is_file():
+                    child = self._children[node["value"]] = Library.load(child_path)
+                    self.solutions.update(child.solutions)
+                    break
+        if child is not None:
+            return self._node(child.tree, v, hw)
         raise UserError(f"{self.path}: Placeholder {node['value']!r} names no .yaml or .dat file in {base}")
 
 
