@@ -24,7 +24,8 @@ _MFMA_H = ((32, 32, 4, 2), (32, 32, 8, 1), (16, 16, 4, 4), (16, 16, 16, 1), (4, 
 _MFMA_B = ((32, 32, 2, 2), (32, 32, 4, 1), (16, 16, 2, 4), (16, 16, 8, 1), (4, 4, 2, 16))
 _MFMA_D = ((16, 16, 4, 1), (4, 4, 4, 4))
 _MFMA_F8 = ((32, 32, 16, 1), (16, 16, 32, 1))
-VALID_MFMA = {"S": _MFMA_S, "C": _MFMA_S, "H": _MFMA_H, "B": _MFMA_B, "D": _MFMA_D, "Z": _MFMA_D,
+# Tensile 4.44's validMFMA; B also takes the "1k" bf16 shapes (the H shapes: MFMA_BF16_1K, gfx90a and later)
+VALID_MFMA = {"S": _MFMA_S, "C": _MFMA_S, "H": _MFMA_H, "B": _MFMA_B + _MFMA_H, "D": _MFMA_D, "Z": _MFMA_D,
               "X": ((32, 32, 4, 1), (16, 16, 8, 1)), "I8": _MFMA_H + _MFMA_F8, "F8": _MFMA_F8, "B8": _MFMA_F8,
               "F8B8": _MFMA_F8, "B8F8": _MFMA_F8}
 
@@ -120,7 +121,8 @@ class Derived:
 class Derivation:
     derived: Derived
     keys: dict[str, Any]  # Tensile's derived keys, for logic files
-    reason: str | None  # why the solution is invalid, or None
+    reason: str | None  # why the solution is invalid (Tensile rejects it), or None
+    underived: str | None = None  # what this derivation cannot derive yet (not a Tensile rejection), or None
 
 
 def isa_from_arch(arch_name: str) -> list[int]:
@@ -129,20 +131,29 @@ def isa_from_arch(arch_name: str) -> list[int]:
     return [int(digits[:-2]), int(digits[-2], 16), int(digits[-1], 16)]
 
 
-def derive(params: dict[str, Any], problem_type: ProblemType) -> Derivation:
-    d = _Deriver(params, problem_type)
-    reason = None
+def derive(params: dict[str, Any], problem_type: ProblemType, from_logic: bool = False) -> Derivation:
+    """``from_logic``: the parameters come from a logic file, where Tensile does not check them against its
+    tuning-config value lists (validParameters: MacroTile sides) but only derives (assignDerivedParameters)."""
+    d = _Deriver(params, problem_type, from_logic)
+    reason = underived = None
     try:
         d.run()
+    except Underived as u:
+        underived = str(u)
     except Reject as r:
         reason = str(r)
     known = {f.name for f in fields(Derived)}
-    return Derivation(Derived(**{k: v for k, v in d.out.items() if k in known}), d.k, reason)
+    return Derivation(Derived(**{k: v for k, v in d.out.items() if k in known}), d.k, reason, underived)
+
+
+class Underived(Reject):
+    """A solution this derivation cannot derive yet, though Tensile accepts it: a limit of ours (reported by the
+    builder as a kernel reason), not an invalid solution."""
 
 
 class _Deriver(LayoutMixin):
-    def __init__(self, params: dict[str, Any], pt: ProblemType):
-        self.p, self.pt = params, pt
+    def __init__(self, params: dict[str, Any], pt: ProblemType, from_logic: bool = False):
+        self.p, self.pt, self.from_logic = params, pt, from_logic
         self.k: dict[str, Any] = {}  # Tensile-named derived keys
         self.out: dict[str, Any] = {"bytes_per_element": pt.data_type.bytes}
 
@@ -182,7 +193,7 @@ class _Deriver(LayoutMixin):
             self.reject(f"MacroTile {p['MacroTile']} does not match the derived [{mt0}, {mt1}] "
                         f"(WorkGroup x ThreadTile); fix or remove MacroTile")
         for side in (mt0, mt1):
-            if side not in VALID_MT_SIDES:
+            if side not in VALID_MT_SIDES and not self.from_logic:
                 self.reject(f"MacroTile {mt0}x{mt1} is not allowed: side {side} is not a power of two up to 1024 "
                             f"or one of 6, 12, 24, 48, 96, 192, 384, 768")
         shape = max(mt0 // mt1, mt1 // mt0)
@@ -212,13 +223,15 @@ class _Deriver(LayoutMixin):
     def _mfma_tiles(self, mi: list[int], wg0: int, wg1: int) -> None:
         p, k = self.p, self.k
         m, n, kk, b = mi
-        if tuple(mi) not in VALID_MFMA.get(self.pt.data_type.char, ()):
-            # bf16 also has the _1k instructions (gfx90a on), with the f16 shapes (Tensile's validMFMA["B1k"])
-            # (which instruction computes the shape is the writer's lookup: isa/mfma_shapes.py)
-            if not (self.pt.data_type.char == "B" and tuple(mi) in VALID_MFMA["H"]):
-                self.reject(f"MatrixInstruction {mi} is not an MFMA shape for data type {self.pt.data_type.char}")
+        # bf16 also has the _1k instructions (gfx90a on) with the f16 shapes (Tensile's validMFMA["B1k"], in
+        # VALID_MFMA["B"]); which instruction computes the shape is the writer's lookup (isa/mfma_shapes.py).
+        # An S problem with F32XdlMathOp uses the xf32 shapes.
+        xdl = self.pt.f32_xdl_math_op
+        mi_type = xdl.char if xdl is not None and self.pt.data_type.char == "S" else self.pt.data_type.char
+        if tuple(mi) not in VALID_MFMA.get(mi_type, ()):
+            self.reject(f"MatrixInstruction {mi} is not an MFMA shape for data type {mi_type}")
         if m == 4:
-            self.reject(f"MatrixInstruction {mi}: the tile math of 4x4 MFMA shapes is not derived yet")
+            raise Underived(f"MatrixInstruction {mi}: the tile math of 4x4 MFMA shapes is not derived yet")
         wave = p["WavefrontSize"]
         if (wg0 * wg1) % wave:
             self.reject(f"MatrixInstruction needs whole waves: WorkGroup {wg0}x{wg1} is not a multiple of {wave} threads")

@@ -38,13 +38,16 @@ class Solution:
     ``legacy`` holds keys of older Tensile versions (kept verbatim). ``index`` and ``stored_name`` are the
     ``SolutionIndex`` and ``SolutionNameMin`` a logic file gave it, if any. ``stored_differences`` maps each
     derived key the file stores with another value than the derivation gives to ``(stored, derived)``;
-    ``version`` is the Tensile version that wrote the file ("" if unknown).
+    ``version`` is the Tensile version that wrote the file ("" if unknown). ``underived`` says what this
+    project's derivation cannot derive yet for a solution Tensile accepts (its derived values are then
+    incomplete; the builder reports it as a kernel reason).
     """
 
     def __init__(self, problem_type: ProblemType, params: dict[str, Any], derived: Derived,
                  derived_keys: dict[str, Any], rejection: str | None, legacy: dict[str, Any] | None = None,
                  where: str = "solution", index: int | None = None, stored_name: str | None = None,
-                 stored_differences: dict[str, tuple[Any, Any]] | None = None, version: str = ""):
+                 stored_differences: dict[str, tuple[Any, Any]] | None = None, version: str = "",
+                 underived: str | None = None):
         self.problem_type = problem_type
         self.params = params
         self.derived = derived
@@ -56,6 +59,7 @@ class Solution:
         self.stored_name = stored_name
         self.stored_differences = stored_differences or {}
         self.version = version
+        self.underived = underived
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "solution", problem_type: ProblemType | None = None,
@@ -104,7 +108,7 @@ class Solution:
                 raise UserError(f"{where}: unknown solution parameter {key!r}{nearest(str(key), PARAMS)}")
         if "ISA" in params:
             params["ISA"] = list(params["ISA"])
-        derivation = derive(params, pt)
+        derivation = derive(params, pt, from_logic=defaults_from == "tensile")
         derived, keys = derivation.derived, derivation.keys
         if FILE_WINS <= stored.keys():
             kept = {k: (stored[k] or None) if k == "_GlobalAccumulation" else stored[k] for k in FILE_WINS}
@@ -118,7 +122,8 @@ class Solution:
                 differences[key] = (value, keys[key])
         index = d.get("SolutionIndex")
         return cls(pt, params, derived, keys, derivation.reason, legacy, where,
-                   index if isinstance(index, int) else None, d.get("SolutionNameMin"), differences, version)
+                   index if isinstance(index, int) else None, d.get("SolutionNameMin"), differences, version,
+                   derivation.underived)
 
     # ---- validity
     @property

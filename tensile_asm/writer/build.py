@@ -16,6 +16,7 @@ from tensile_asm import toolchain
 from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import Arch
 from tensile_asm.kernel_cache import CacheEntry, KernelPart
+from tensile_asm.solution.derive import VALID_MT_SIDES
 from tensile_asm.writer import signature
 from tensile_asm.writer.context import Geometry
 from tensile_asm.writer.kernel import Kernel, write_kernel
@@ -113,6 +114,8 @@ def supports(solution, arch: Arch) -> str | None:
     the register file; create-library reports such a kernel as not built)."""
     if not solution.valid:
         return f"invalid solution: {solution.rejection}"
+    if getattr(solution, "underived", None):
+        return f"not derived by this project yet: {solution.underived}"
     reason = _problem_reason(solution)
     if reason:
         return reason
@@ -128,6 +131,11 @@ def supports(solution, arch: Arch) -> str | None:
     for name, accepted, why in FEATURE_LIMITS:
         if name in params and _value(params[name]) not in accepted:
             return f"{name}={params[name]}: {why}"
+    d = solution.derived
+    if d.mt0 not in VALID_MT_SIDES or d.mt1 not in VALID_MT_SIDES:
+        # logic files may hold such tiles (Tensile checks its side list only in tuning configs)
+        return (f"MacroTile {d.mt0}x{d.mt1}: the writer builds Tensile's tuning tile sides only (powers of two up "
+                f"to 1024 and 6, 12, 24, ... 768)")
     reason = geometry_reason(g)
     if reason:
         return reason
