@@ -1,6 +1,7 @@
 """create-library killed at a random moment and run again, and two builds sharing one kernel cache, give
-the same library as a clean build (the real writer and LLVM toolchain, the example logic: 5 kernels)."""
+the same library as a clean build (the real writer and LLVM toolchain, the example logic)."""
 
+import json
 import os
 import random
 import signal
@@ -105,10 +106,11 @@ def test_two_builds_sharing_one_cache_at_once(tmp_path, clean_build):
         assert p.returncode == 0, err
     for i in range(2):
         _same_as(clean_build, tmp_path / f"out{i}")
+    built = {(e["architecture"], e["name"]) for e in json.loads(clean_build["support.json"]) if e["built"]}
     entries = sorted(cache.rglob("*.kernel"))
-    assert len(entries) == 5 and not [p for p in cache.rglob("*.tmp")]     # no temporary left behind
+    assert len(entries) == len(built) >= 5 and not [p for p in cache.rglob("*.tmp")]     # no temporary left behind
     # and the cache they filled together builds the same library without writing a kernel
     proc = subprocess.run(_command(tmp_path / "out2", "--cache-dir", str(cache), "--print-timing"),
                           env=_env(tmp_path), capture_output=True, text=True)
-    assert proc.returncode == 0 and "0 written and assembled, 5 from the cache" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and f"0 written and assembled, {len(built)} from the cache" in proc.stdout, proc.stderr
     _same_as(clean_build, tmp_path / "out2")
