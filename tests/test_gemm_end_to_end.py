@@ -225,3 +225,31 @@ def test_strict_errors_name_the_source_line(tmp_path):
     assert found, r.detail
     line_no, opcode = int(found.group(1)), found.group(2)
     assert text.splitlines()[line_no - 1].strip().startswith(opcode)
+
+
+@pytest.mark.parametrize("arch_name,extra", [
+    ("gfx906", {"GlobalSplitU": 3}),
+    ("gfx900", {"GlobalSplitU": 2, "VectorWidth": 2, "GlobalReadVectorWidth": 2}),
+    ("gfx906", {"GlobalSplitU": 4, "WorkGroup": [8, 8, 2], "StaggerU": 4, "PrefetchGlobalRead": 1}),
+])
+def test_global_split_u_without_atomic_add_f32(arch_name, extra, tmp_path):
+    """GlobalSplitU SingleBuffer where the architecture has no buffer_atomic_add_f32: every slice adds
+    alpha * its partial sum into D with a compare-and-swap loop (strict emulator: the slices' work-groups
+    race on D only through atomics). Edge sizes, batch > 1, beta 0 and not, poisoned D."""
+    from tensile_asm.writer.build import link_kernels, supports
+    pt = {"OperationType": "GEMM", "DataType": "s", "TransposeA": False, "TransposeB": True, "Batched": True,
+          "UseBeta": True}
+    params = {"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [4, 2], "DepthU": 8, **PLAIN, **extra}
+    sol = Solution.from_dict(params, where="test")
+    arch = load_arch(arch_name)
+    assert sol.valid, sol.rejection
+    assert not arch.instructions.get("atomic_add_f32")
+    assert supports(sol, arch) is None, supports(sol, arch)
+    kernel = build_kernel(sol, arch, "gsu_cas")
+    assert "buffer_atomic_cmpswap" in kernel.text() and "buffer_atomic_add_f32" not in kernel.text()
+    co = tmp_path / "gsu_cas.co"
+    link_kernels([kernel], arch, co)
+    contract = GemmKernelContract.from_solution(sol, "gsu_cas")
+    for beta, sizes in ((0.5, [Size(37, 19, 29, 2), Size(1, 1, 1)]), (0.0, [Size(17, 33, 13, 3)])):
+        results = verify_sizes(co, contract, sizes, -1.25, beta, 7, EmulatedRuntime())
+        assert all(r.passed for r in results), results

@@ -140,12 +140,10 @@ def supports(solution, arch: Arch) -> str | None:
     if reason:
         return reason
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
-    if atomics and not arch.instructions.get("atomic_add_f32"):
-        return (f"GlobalSplitU={g.global_split_u} (SingleBuffer) needs buffer_atomic_add_f32, which {arch.name} "
-                f"lacks; use GlobalSplitUAlgorithm MultipleBuffer")
     if atomics and (g.dest_type, g.compute_type) != ("S", "S"):
         return (f"GlobalSplitU={g.global_split_u} SingleBuffer is implemented for fp32 C/D only (atomic fp32 "
-                f"adds); use GlobalSplitUAlgorithm MultipleBuffer")
+                f"adds, or a compare-and-swap loop where {arch.name} has none); use GlobalSplitUAlgorithm "
+                f"MultipleBuffer")
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
     return None

@@ -1,6 +1,7 @@
 """Write the C tile: D = alpha*acc + beta*C, with edges masked.
 
-With GlobalSplitU the slices add alpha*acc into D with ``buffer_atomic_add_f32``, after the
+With GlobalSplitU the slices add alpha*acc into D with ``buffer_atomic_add_f32`` (a compare-and-swap
+loop where the architecture lacks it: gfx900/gfx906), after the
 beta-only kernel (``beta_only.py``) has set D = beta*C; with GlobalSplitUAlgorithm MultipleBuffer each
 slice writes its unscaled partial tile to its own part of a workspace (passed as D, packed M x N x
 batch per slice) and the post-GSU kernel (``post_gsu.py``) reduces them into D.
@@ -183,12 +184,44 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
         for i, v in enumerate(col.values):
             m.add(widen_c(ctx, c_values.slice(i * r, r)), fma(ctx, v, scalars.beta, c_values.slice(i * r, r)))
     for i, v in enumerate(col.values):
-        if atomic:
+        if atomic and ctx.arch.instructions.get("atomic_add_f32"):
             m.add(ctx.inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))
+            continue
+        if atomic:
+            m.add(atomic_add_cas(ctx, v, offsets[i], srd_d))
             continue
         narrowing, out = narrow(ctx, v)
         m.add(narrowing, memory_op(ctx, STORE_OUT[g.out_bpe], out, offsets[i], srd_d))
     return m
+
+
+def atomic_add_cas(ctx: KernelContext, value, offset, srd) -> Module:
+    """D[offset] += value (fp32) where the architecture has no ``buffer_atomic_add_f32`` (gfx900/gfx906):
+    a compare-and-swap loop, as Tensile's non-native atomic store. Each in-range lane loads its element,
+    then proposes old + value with ``buffer_atomic_cmpswap`` (glc: it returns what memory held); lanes
+    whose returned value is not the one they compared with (another work-group added in between) retry
+    with it; the loop ends when every lane has swapped. Values compare as bits, so a NaN or -0 in D
+    cannot loop forever. Out-of-range lanes (offset at or past the out-of-range value) take no part."""
+    from tensile_asm.isa.registers import EXEC
+
+    saved, done, again = ctx.sgpr("SavedExecAtomic", 2), ctx.label("AtomicDone"), ctx.label("AtomicRetry")
+    old, pair = ctx.vgpr("AtomicOld"), ctx.vgpr("AtomicPair", 2)     # pair: {new value, compare value}
+    glc = ctx.arch.cache_modifier("glc")
+    return Module("atomic add by compare-and-swap").add(
+        ctx.inst("v_cmp_gt_u32", VCC, ctx.oob_offset, offset, comment="lanes whose element is in D"),
+        ctx.inst("s_and_saveexec_b64", saved, VCC),
+        ctx.inst("s_cbranch_execz", done),
+        ctx.inst("buffer_load_dword", old, offset, srd, 0, mods=["offen"], comment="first guess of D"),
+        LabelDef(again.name),
+        ctx.inst("v_add_f32", pair[0], old, value),
+        ctx.inst("v_mov_b32", pair[1], old),
+        ctx.inst("buffer_atomic_cmpswap", pair, offset, srd, 0, mods=["offen", glc]),
+        ctx.inst("v_cmp_ne_u32", VCC, pair[0], old, comment="D changed since the guess: try again"),
+        ctx.inst("v_mov_b32", old, pair[0]),
+        ctx.inst("s_and_b64", EXEC, EXEC, VCC),
+        ctx.inst("s_cbranch_execnz", again),
+        LabelDef(done.name),
+        ctx.inst("s_mov_b64", EXEC, saved))
 
 
 def _thread_tile_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> tuple[Module, list]:
