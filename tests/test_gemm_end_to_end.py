@@ -253,3 +253,59 @@ def test_global_split_u_without_atomic_add_f32(arch_name, extra, tmp_path):
     for beta, sizes in ((0.5, [Size(37, 19, 29, 2), Size(1, 1, 1)]), (0.0, [Size(17, 33, 13, 3)])):
         results = verify_sizes(co, contract, sizes, -1.25, beta, 7, EmulatedRuntime())
         assert all(r.passed for r in results), results
+
+
+FRACTIONAL = [  # (arch, WorkGroup, ThreadTile, DepthU, (TransposeA, TransposeB), extra): each has partial loads
+    ("gfx906", [16, 8, 1], [3, 2], 8, (False, False), {}),                       # A: a partial row of threads
+    ("gfx90a", [16, 4, 1], [6, 4], 8, (False, False), {}),                       # A: half of every 2nd load
+    ("gfx906", [16, 16, 1], [2, 3], 8, (False, False), {}),                      # B: DepthU x 48, LSP 32
+    ("gfx906", [16, 16, 1], [6, 4], 8, (False, False), {"GlobalReadVectorWidth": 2, "VectorWidth": 2}),
+    ("gfx900", [8, 16, 1], [2, 6], 16, (True, True), {"GlobalReadVectorWidth": 2, "VectorWidth": 2}),
+    ("gfx906", [16, 8, 1], [3, 2], 8, (False, False), {"PrefetchGlobalRead": 1, "GlobalSplitU": 2}),
+]
+
+
+@pytest.mark.parametrize("arch_name,wg,tt,du,trans,extra", FRACTIONAL,
+                         ids=lambda v: "x".join(map(str, v)) if isinstance(v, list) else str(v))
+def test_fractional_load(arch_name, wg, tt, du, trans, extra, tmp_path):
+    """FractionalLoad: the threads' load tiles need not divide the operand tiles; the lanes of a load whose
+    vector lies outside the tile (a partial row of threads, the last load along either dimension) do not
+    write LDS. Strict emulator (an LDS write out of place corrupts the other operand or races), random
+    data, poisoned D, edge sizes, batch > 1, beta 0 and not."""
+    from tensile_asm.writer.build import link_kernels, supports
+    from tensile_asm.writer.global_read import load_bounds
+    from tensile_asm.writer.build import geometry
+    pt = {"OperationType": "GEMM", "DataType": "s", "TransposeA": trans[0], "TransposeB": trans[1],
+          "Batched": True, "UseBeta": True}
+    sol = Solution.from_dict({"ProblemType": pt, **PLAIN, "WorkGroup": wg, "ThreadTile": tt, "DepthU": du,
+                              "FractionalLoad": 1, **extra}, where="test")
+    arch = load_arch(arch_name)
+    assert sol.valid, sol.rejection
+    assert supports(sol, arch) is None, supports(sol, arch)
+    g = geometry(sol)
+    assert any(load_bounds(g, op, i) != (None, None) for op in "AB" for i in range(g.num_loads(op)))
+    kernel = build_kernel(sol, arch, "fractional")
+    co = tmp_path / "fractional.co"
+    link_kernels([kernel], arch, co)
+    contract = GemmKernelContract.from_solution(sol, "fractional")
+    for beta, sizes in ((0.5, [Size(53, 29, 37, 2), Size(1, 1, 1)]), (0.0, [Size(97, 50, 19, 1)])):
+        results = verify_sizes(co, contract, sizes, 1.5, beta, 13, EmulatedRuntime())
+        assert all(r.passed for r in results), results
+
+
+def test_fractional_load_without_masks_is_caught(tmp_path, monkeypatch):
+    """The masks matter: with every load's lanes writing LDS, the same kernel gives wrong results or
+    strict errors (so test_fractional_load cannot pass by accident)."""
+    from tensile_asm.writer import global_read
+    monkeypatch.setattr(global_read, "load_bounds", lambda g, name, load: (None, None))
+    pt = {"OperationType": "GEMM", "DataType": "s", "TransposeA": False, "TransposeB": False, "Batched": True,
+          "UseBeta": True}
+    sol = Solution.from_dict({"ProblemType": pt, **PLAIN, "WorkGroup": [16, 16, 1], "ThreadTile": [2, 3],
+                              "DepthU": 8, "FractionalLoad": 1}, where="test")
+    arch = load_arch("gfx906")
+    kernel = build_kernel(sol, arch, "unmasked")
+    co = tmp_path / "unmasked.co"
+    toolchain.assemble_and_link(kernel.text(), arch, co)
+    [result] = verify_sizes(co, GemmKernelContract.from_solution(sol, "unmasked"), [Size(53, 29, 37, 2)], 1.5, 0.5,
+                            13, EmulatedRuntime())
+    assert not result.passed

@@ -48,7 +48,6 @@ FEATURE_LIMITS = (
     ("UnrollMajorLDSB", {0}, "unroll-major LDS tiles are not implemented"),
     ("WaveSeparateGlobalReadA", {0}, "WaveSeparateGlobalRead is not implemented"),
     ("WaveSeparateGlobalReadB", {0}, "WaveSeparateGlobalRead is not implemented"),
-    ("FractionalLoad", {0}, "FractionalLoad (threads with partial loads) is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
     ("MACInstruction", {"FMA", ""}, "MACInstruction MAD (unfused multiply-add) is not implemented"),
 )

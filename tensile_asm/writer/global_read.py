@@ -52,6 +52,8 @@ class OperandTile:
     lds_addresses: list
     data: list                 # one VReg per load: the bytes as loaded
     lds_data: list             # one VReg per load: the elements as LDS holds them (fp32 / fp64)
+    write_masks: list          # per load: None, or an SGPR pair of the lanes whose vector is in the tile
+
 
     @property
     def stride_arg(self) -> str:
@@ -81,6 +83,8 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         lds_addresses=[ctx.vgpr(f"LocalWriteAddr{name}{i}") for i in range(n)],
         data=data,
         lds_data=[ctx.vgpr(f"G2LWide{name}{i}", glvw) for i in range(n)] if widen else data,
+        write_masks=[ctx.sgpr(f"LoadInTile{name}{i}", 2) if load_bounds(g, name, i) != (None, None) else None
+                     for i in range(n)],
     )
 
 
@@ -93,6 +97,22 @@ def second_set(ctx: KernelContext, op: OperandTile) -> OperandTile:
     data = [ctx.vgpr(f"G2L{op.name}{i}_1", load_regs) for i in range(n)]
     wide = [ctx.vgpr(f"G2LWide{op.name}{i}_1", glvw) for i in range(n)] if g.in_bpe < 4 else data
     return replace(op, data=data, lds_data=wide)
+
+
+def load_bounds(g, name: str, load: int) -> tuple[int | None, int | None]:
+    """(perpendicular, coalesced) bounds below which load ``load``'s vectors lie in the tile, where some
+    lane's vector does not (None: every lane's does). FractionalLoad (Tensile): LSC x LSP need not divide
+    the tile, nor LSC/GLVW the threads, so the last loads along either dimension, and lanes past LSP rows
+    (the partial row of threads), have no element of the tile; their local writes are masked off."""
+    lsc, lsp = g.load_spacing(name)
+    p, c = divmod(load, g.num_loads_coalesced(name))
+    tlu = g.tlu_a if name == "A" else g.tlu_b
+    mt = g.mt0 if name == "A" else g.mt1
+    par, perp = (mt, g.depth_u) if tlu else (g.depth_u, mt)
+    rows = -(-g.num_threads // (lsc // g.glvw(name)))     # rows of threads, the last one perhaps partial
+    perp_limit = min(perp, (p + 1) * lsp)
+    return (perp_limit if p * lsp + rows > perp_limit else None,
+            par if (c + 1) * lsc > par else None)
 
 
 def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, load: int):
@@ -161,12 +181,27 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
             m.add(ctx.inst("v_mul_lo_u32", tmp, row, arg(op.stride_arg)),
                   ctx.inst("v_add_u32", tmp, tmp, k_index))
         m.add(ctx.inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
+        if op.write_masks[i] is not None:
+            m.add(_in_tile_mask(ctx, op, i, tile_index, k_index))
         # LDS holds the tile K-major: element (t, k) at (k*(MT + pad) + t)*bpe.
         m.add(ctx.inst("v_mul_u32_u24", tmp, g.lds_row(op.name), k_index),
               ctx.inst("v_add_u32", tmp, tmp, tile_index),
               ctx.inst("v_lshlrev_b32", op.lds_addresses[i], lds_shift, tmp))
         if lds_base:
             m.add(ctx.inst("v_add_u32", op.lds_addresses[i], lds_base, op.lds_addresses[i]))
+    return m
+
+
+def _in_tile_mask(ctx: KernelContext, op: OperandTile, i: int, tile_index, k_index) -> Module:
+    """op.write_masks[i] = the lanes whose vector of load ``i`` lies in the tile (tile-local coordinates)."""
+    perp_limit, par_limit = load_bounds(ctx.geometry, op.name, i)
+    coal, perp = (tile_index, k_index) if op.tlu else (k_index, tile_index)
+    mask = op.write_masks[i]
+    m = Module(f"{op.name} load {i}: lanes in the tile (FractionalLoad)")
+    tests = [(lim, v) for lim, v in ((perp_limit, perp), (par_limit, coal)) if lim is not None]
+    for j, (limit, value) in enumerate(tests):
+        m.add(ctx.inst("v_cmp_gt_u32", VCC, limit, value))
+        m.add(ctx.inst("s_mov_b64", mask, VCC) if j == 0 else ctx.inst("s_and_b64", mask, mask, VCC))
     return m
 
 

@@ -11,6 +11,12 @@ from __future__ import annotations
 from tensile_asm.writer.context import Geometry
 
 
+def fractional(g: Geometry, op: str) -> bool:
+    """Some load of ``op`` has lanes whose vector is outside the tile (FractionalLoad)."""
+    from tensile_asm.writer.global_read import load_bounds
+    return any(load_bounds(g, op, i) != (None, None) for i in range(g.num_loads(op)))
+
+
 def geometry_reason(g: Geometry) -> str | None:
     """Shapes the writer's thread-to-data assignments cannot cover, with the reason."""
     if g.depth_u & (g.depth_u - 1):
@@ -22,9 +28,15 @@ def geometry_reason(g: Geometry) -> str | None:
         if (mt if tlu else g.depth_u) % glvw:
             return f"GlobalReadVectorWidth={glvw} does not divide the {op} tile's unit-stride side"
         lsc, lsp = g.load_spacing(op)
-        if g.num_threads % (lsc // glvw) or (g.num_threads // (lsc // glvw)) != lsp:
+        per_row = lsc // glvw       # threads along the coalesced dimension
+        if g.num_threads // per_row < lsp:
             return (f"NumLoadsCoalesced{op}={g.num_loads_coalesced(op)}: the threads do not cover whole rows "
                     f"of the {op} tile")
+        if g.num_threads % per_row and not getattr(g, f"coalesce_group_{op.lower()}"):
+            return (f"GlobalReadCoalesceGroup{op} false with a partial row of threads (FractionalLoad) is not "
+                    f"implemented")
+        if fractional(g, op) and not g.buffer_load:
+            return "FractionalLoad with partial loads needs BufferLoad (global loads have no range check)"
     if not g.buffer_load and (g.glvw_a > 1 or g.glvw_b > 1):
         return "BufferLoad false (global loads, no range check) is implemented for GlobalReadVectorWidth 1 only"
     if not g.buffer_store and g.global_split_u > 1 and not g.gsu_multiple_buffer:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tensile_asm.isa.module import Module
-from tensile_asm.isa.registers import VReg
+from tensile_asm.isa.registers import EXEC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.global_read import OperandTile
 from tensile_asm.writer.prologue import EntryRegisters
@@ -35,15 +35,22 @@ def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module
     base = g.lds_buffer_offset(buffer)
     r = g.acc_regs
     m = Module(f"local write {op.name} (buffer {buffer})")
-    for addr, data in zip(op.lds_addresses, op.lds_data):
+    for addr, data, mask in zip(op.lds_addresses, op.lds_data, op.write_masks):
+        writes = Module("writes")
         if op.tlu:   # the vector runs along the tile dimension: contiguous in LDS
             for first, n in _chunks(op.glvw * r):
                 off = base + first * 4
-                m.add(ctx.inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))
+                writes.add(ctx.inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))
         else:        # the vector runs along K: one LDS row per element
             for j in range(op.glvw):
                 off = base + j * g.lds_row(op.name) * g.lds_bpe
-                m.add(ctx.inst(_WRITE[r], addr, data.slice(j * r, r), mods=[("offset", off)] if off else ()))
+                writes.add(ctx.inst(_WRITE[r], addr, data.slice(j * r, r), mods=[("offset", off)] if off else ()))
+        if mask is None:
+            m.add(writes)
+            continue
+        # FractionalLoad: only the lanes whose vector is in the tile write it
+        saved = ctx.sgpr(f"SavedExecLocalWrite{op.name}", 2)
+        m.add(ctx.inst("s_and_saveexec_b64", saved, mask), writes, ctx.inst("s_mov_b64", EXEC, saved))
     return m
 
 
