@@ -6,7 +6,7 @@ Draws are *constructed* to be valid (tile sides, DepthU and vector widths chosen
 that still are not are dropped with ``assume`` on ``Solution.valid``, ``supports`` and, for registers (known
 only once the kernel is written), ``build_kernel``'s UserError. The run is fixed:
 ``SHARDS`` hypothesis runs with seeds ``SEED + shard`` (shards let ``pytest -n 2`` use both cores).
-CI runs ``CI_CASES`` cases; ``pytest --slow`` runs ``SLOW_CASES`` with larger sizes. A failure prints the
+CI runs ``CI_CASES`` cases; ``pytest --slow`` runs ``SLOW_CASES`` with larger sizes and FractionalLoad. A failure prints the
 falsifying case and a ``tensile-asm verify`` command that reproduces it; a bug found this way that cannot be
 fixed at once becomes a fixed case below the random ones, marked ``xfail(strict=True)`` with its reason, and
 is kept out of the draws with ``assume``.
@@ -51,8 +51,9 @@ def _pow2_part(n: int) -> int:
 
 
 @st.composite
-def solutions(draw):
-    """Solution parameters that are valid by construction (mostly; the rest are assumed away)."""
+def solutions(draw, fractional: bool = False):
+    """Solution parameters that are valid by construction (mostly; the rest are assumed away).
+    ``fractional`` (the --slow run) also draws FractionalLoad (the CI draws stay as they were)."""
     vw = draw(st.sampled_from((1, 2, 4)))
     lsu = draw(st.sampled_from((1, 1, 1, 2, 4)))
     # wg0 x wg1 x LocalSplitU threads: 32..256, a multiple of 32.
@@ -101,6 +102,8 @@ def solutions(draw):
         "GlobalSplitUAlgorithm": draw(st.sampled_from(("SingleBuffer", "MultipleBuffer"))),
         "BufferStore": draw(st.sampled_from((True, True, False))),
     }
+    if fractional:
+        params["FractionalLoad"] = draw(st.sampled_from((0, 1)))
     problem = {"OperationType": "GEMM", "DataType": "s", "TransposeA": ta, "TransposeB": tb,
                "Batched": draw(st.booleans()), "UseBeta": draw(st.sampled_from((True, True, False)))}
     return problem, params
@@ -126,8 +129,8 @@ def _side(draw, tile: int, largest: int) -> int:
 
 
 @st.composite
-def cases(draw, largest: int):
-    problem, params = draw(solutions())
+def cases(draw, largest: int, fractional: bool = False):
+    problem, params = draw(solutions(fractional))
     arch = draw(st.sampled_from(ARCHS))
     sol = Solution.from_dict({"ProblemType": problem, **params}, where="random case")
     assume(sol.valid)
@@ -193,7 +196,7 @@ def test_random_kernels_match_reference(shard, request):
     @seed(SEED + shard)
     @settings(max_examples=count, deadline=None, database=None, derandomize=False,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
-    @given(case=cases(largest))
+    @given(case=cases(largest, fractional=slow))
     def run(case):
         key = (repr(case["params"]), repr(case["problem"]), case["arch"], case["size"], case["alpha"], case["beta"])
         assume(key not in seen)  # a repeat of a passed case does not count as a case
