@@ -37,6 +37,8 @@ def geometry_reason(g: Geometry) -> str | None:
                     f"implemented")
         if fractional(g, op) and not g.buffer_load:
             return "FractionalLoad with partial loads needs BufferLoad (global loads have no range check)"
+        if fractional(g, op) and g.derived.is_mfma:
+            return "FractionalLoad with partial loads is verified for VALU kernels only (not yet with MFMA)"
     if not g.buffer_load and (g.glvw_a > 1 or g.glvw_b > 1):
         return "BufferLoad false (global loads, no range check) is implemented for GlobalReadVectorWidth 1 only"
     if not g.buffer_store and g.global_split_u > 1 and not g.gsu_multiple_buffer:
