@@ -92,14 +92,14 @@ def draw_case(rng: random.Random, largest: int) -> dict:
         wg0 = m * wave_group[0]
         mi = {"MatrixInstruction": [m, n, k, b], "WorkGroup": [wg0, threads // wg0, 1],
               "ThreadTile": [wave_tile[0], wave_tile[1] * n]}
-    sixteen = types[0] in "HB"
     gsu = rng.choice((1, 1, 1, 2)) if types == "SSS" else 1
     pgr = rng.choice((0, 1, 2, 2))
     params = {**mi, "DepthU": du, "PrefetchGlobalRead": pgr, "1LDSBuffer": rng.choice((0, 1)) if pgr else 0,
               "PrefetchLocalRead": rng.choice((0, 1, 1, 2)),
               "VectorWidth": rng.choice([-1] + [v for v in (1, 2, 4) if wave_tile[0] % v == 0 and v * lds_bpe <= 16]),
               "VectorWidthB": rng.choice([-1] + [v for v in (1, 2) if wave_tile[1] % v == 0]),
-              "GlobalReadVectorWidth": 1 if sixteen else rng.choice((-1, 1)),
+              # GlobalReadVectorWidth 1: -1 would follow VectorWidth, whose loads need not split the tiles
+              "GlobalReadVectorWidth": 1,
               "WorkGroupMapping": rng.choice((1, 2, 8)), "StaggerU": rng.choice((0, 4, 32)), "GlobalSplitU": gsu,
               "GlobalSplitUAlgorithm": rng.choice(("SingleBuffer", "MultipleBuffer"))}
     use_beta = rng.random() < 0.85
