@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tensile_asm.benchmark.verify import Size, verify_sizes
 from tensile_asm.errors import UserError
@@ -29,6 +28,7 @@ from tensile_asm.solution import Solution, min_names
 from tensile_asm.writer.build import build_kernel, link_kernels, supports
 
 from conftest import have_llvm
+from verify_case import reproducer
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 
@@ -134,13 +134,6 @@ def built(arch_name: str, prob: dict, params: dict):
         link_kernels([kernel], arch, co)
         _BUILT[key] = (co, GemmKernelContract.from_solution(sol, name), kernel)
     return _BUILT[key]
-
-
-def reproducer(case: dict) -> str:
-    text = yaml.safe_dump({"ProblemType": case["problem"], **case["params"]}, default_flow_style=None)
-    s = case["size"]
-    return (f"cat > case.yaml <<'EOF'\n{text}EOF\ntensile-asm verify --arch {case['arch']} --solution case.yaml "
-            f"--size {s.m},{s.n},{s.k},{s.batch} --alpha {case['alpha']} --beta {case['beta']} --seed {case['seed']}")
 
 
 def check(case: dict) -> None:

@@ -33,6 +33,7 @@ from tensile_asm.solution.derive import VALID_MT_SIDES  # noqa: E402
 from tensile_asm.writer.build import build_kernel, link_kernels, supports  # noqa: E402
 
 from conftest import have_llvm  # noqa: E402
+from verify_case import reproducer  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 
@@ -166,16 +167,6 @@ def _built(arch_name: str, problem: dict, params: dict):
         link_kernels([kernel], arch, co)   # with GlobalSplitU's helper kernel
         _BUILT[key] = (co, GemmKernelContract.from_solution(sol, name))
     return _BUILT[key]
-
-
-def reproducer(case: dict) -> str:
-    """A solution file and a ``tensile-asm verify`` command for the case."""
-    import yaml
-
-    text = yaml.safe_dump({"ProblemType": case["problem"], **case["params"]}, default_flow_style=None)
-    s = case["size"]
-    return (f"cat > case.yaml <<'EOF'\n{text}EOF\ntensile-asm verify --arch {case['arch']} --solution case.yaml "
-            f"--size {s.m},{s.n},{s.k},{s.batch} --alpha {case['alpha']} --beta {case['beta']} --seed {case['seed']}")
 
 
 def check(case: dict) -> None:
