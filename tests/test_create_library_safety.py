@@ -12,21 +12,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO, have_llvm
+
 EXAMPLE_DIR = REPO / "logic"
 
-
-def _have_toolchain() -> bool:
-    try:
-        from tensile_asm.toolchain_paths import find_llvm_tool
-        find_llvm_tool("llvm-mc")
-        find_llvm_tool("ld.lld")
-        return True
-    except Exception:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _have_toolchain(), reason="the LLVM AMDGPU toolchain is not available")
+pytestmark = pytest.mark.skipif(not have_llvm(), reason="the LLVM AMDGPU toolchain is not available")
 
 
 def _command(out: Path, *extra: str) -> list[str]:
