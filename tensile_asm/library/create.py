@@ -164,13 +164,16 @@ def _default_builder() -> KernelBuilder:
 def _collect(logic_dir: Path, archs: list[str]) -> tuple[list[_Item], list[Path]]:
     items: list[_Item] = []
     files: list[Path] = []
+    read: dict[Path, LogicFile] = {}   # a fallback (hip_*) file is found for every architecture: read it once
     for arch in archs:
         paths = find_logic_files(logic_dir, arch)
         if not paths:
             raise UserError(f"no logic files for {arch} under {logic_dir}: their names must contain the schedule "
                             f"name {schedule_alias(arch)!r} (e.g. {schedule_alias(arch)}_Cijk_Ailk_Bljk_SB.yaml)")
         for path in paths:
-            lf = read_logic_file(path)
+            lf = read.get(path)
+            if lf is None:
+                lf = read[path] = read_logic_file(path)
             files.append(path)
             file_reason = None
             if lf.architecture != "fallback" and processor_name(lf.architecture) != processor_name(arch):
