@@ -1,4 +1,6 @@
-"""Launch a GEMM kernel of ours on the CPU emulator, as its contract (``tensile_asm.gemm``) says."""
+"""The ``emulator`` backend of the Runtime interface (``runtime.base``): launch a GEMM kernel on the CPU
+emulator, as its contract (``tensile_asm.gemm``) says. D is emulated; times come from the emulator's cycle
+model of one workgroup and are labelled modelled."""
 
 from __future__ import annotations
 
@@ -10,15 +12,11 @@ import numpy as np
 
 from tensile_asm.benchmark.reference import GemmInstance
 from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.errors import UserError
+from tensile_asm.runtime.base import EMULATED, MODELLED, GemmRun, GemmSize, GemmTiming, Runtime, TimingProtocol, code_paths
 
 # numpy storage of the workspace's accumulator, by its bytes
 _ACCUMULATOR = {4: np.float32, 8: np.float64}
-
-
-@dataclass
-class LaunchResult:
-    d: np.ndarray           # the D buffer after the kernel ran
-    stats: object           # what the emulator reports for the GEMM launch (instructions, waves, ...)
 
 
 def emulator_argument(kind: str, v):
@@ -44,8 +42,6 @@ def kernel_arguments(kernel, layout, values) -> list:
     StridesD0 and StridesD1; SizesFree: u96). Each of the kernel's arguments takes the contract's
     arguments of its name (or its name and an index), which must fill it exactly at its offset and
     be used up; anything else is a contract mismatch, reported naming the argument."""
-    from tensile_asm.errors import UserError
-
     plain = [emulator_argument(a.kind, values[a.name]) for a in layout]
     if kernel is None:
         return plain
@@ -74,27 +70,42 @@ def kernel_arguments(kernel, layout, values) -> list:
     return out
 
 
-class EmulatedRuntime:
+class EmulatedRuntime(Runtime):
     """Runs kernels on ``tensile_asm.emulator`` — an emulation, not a measurement."""
 
     name = "emulator"
+    provenance = EMULATED
 
     def __init__(self, strict: bool = True, source: str | None = None, guard_bytes: int = 0,
-                 guard_value: float = 1024.0):
+                 guard_value: float = 1024.0, device: str | None = None):
         self.strict = strict
+        self.device = device    # for time_gemm: a devices.yaml name (None: the architecture's default)
         self.source = source    # the .s text of the code object, so errors can name its lines
         # bytes placed after A and B (0: none, so any read past them is a memory fault), all holding
         # guard_value: finite, as the memory a GPU reads there is, and large, so that a guard value which
         # reaches D (other than times zero) fails the comparison
         self.guard_bytes = guard_bytes
         self.guard_value = guard_value
+        self._emulators: dict = {}      # code object path -> loaded Emulator
 
-    def run_gemm(self, co_path: Path | Mapping[str, Path], contract: GemmKernelContract, inst: GemmInstance,
-                 alpha: float, beta: float) -> LaunchResult:
-        """Every launch the contract lists (GlobalSplitU's helper kernel included), in order, on copies
-        of the instance's buffers; returns D."""
+    def load(self, code):
+        """The emulator of each code object (one path, or {kernel: path}), loaded once."""
         from tensile_asm.emulator import Emulator
 
+        paths = code_paths(code)
+        out = {}
+        for path in (set(map(str, paths.values())) if isinstance(paths, dict) else {str(paths)}):
+            st = Path(path).stat()
+            key = (path, st.st_mtime_ns, st.st_size)    # a file rebuilt at the same path is loaded again
+            if key not in self._emulators:
+                self._emulators[key] = Emulator.load(path, strict=self.strict, source=self.source)
+            out[path] = self._emulators[key]
+        return out
+
+    def run_gemm(self, co_path: Path | Mapping[str, Path], contract: GemmKernelContract, inst: GemmInstance,
+                 alpha: float, beta: float) -> GemmRun:
+        """Every launch the contract lists (GlobalSplitU's helper kernel included), in order, on copies
+        of the instance's buffers; returns D."""
         buffers = {t: inst.arrays[t].copy() for t in "ABCD"}
         if self.guard_bytes:
             from tensile_asm.benchmark.reference import from_float
@@ -107,13 +118,10 @@ class EmulatedRuntime:
             buffers["WS"] = np.full(ws.elements, np.nan, dtype=_ACCUMULATOR[ws.element_bytes])
         # one code object, or {kernel: code object} (a library's helper kernels live in Kernels.so-000-<gfx>.hsaco)
         paths = dict(co_path) if isinstance(co_path, Mapping) else {}
-        emulators: dict = {}
 
         def emulator_for(kernel: str):
             path = str(paths.get(kernel, paths.get(contract.name) if paths else co_path))
-            if path not in emulators:
-                emulators[path] = Emulator.load(path, strict=self.strict, source=self.source)
-            return emulators[path]
+            return self.load(path)[path]
         stats = None
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
                                         batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=buffers):
@@ -122,4 +130,30 @@ class EmulatedRuntime:
             result = emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args)
             if launch.kernel == contract.name:
                 stats = result
-        return LaunchResult(buffers["D"], stats)
+        return GemmRun(buffers["D"], stats, self.name, EMULATED)
+
+    def time_gemm(self, co_path, contract: GemmKernelContract, size: GemmSize, protocol: TimingProtocol | None = None,
+                  alpha: float = 1.5, beta: float = 0.5) -> GemmTiming:
+        """One emulated run at ``size`` on random data; the time is the emulator's cycle model of the GEMM
+        kernel's first workgroup times the rounds of workgroups over the device's CUs, at its clock: modelled
+        (the protocol's repetitions would give the same number, so they are not run)."""
+        import math
+
+        from tensile_asm.benchmark.reference import make_instance
+        from tensile_asm.runtime.devices import device as device_named
+        from tensile_asm.runtime.devices import for_arch
+
+        batch = size.batch if contract.batched else 1
+        inst = make_instance(size.m, size.n, size.k, batch, contract.transpose_a, contract.transpose_b, seed=1,
+                             data_type=contract.data_type, dest_type=contract.dest_type)
+        run = self.run_gemm(co_path, contract, inst, alpha, beta if contract.use_beta else 0.0)
+        stats = run.stats
+        if stats is None or stats.estimated_cycles is None:
+            raise UserError(f"kernel {contract.name}: the emulator's cycle model gave no estimate")
+        arch = next(iter(self.load(co_path).values())).code.processor
+        dev = device_named(self.device) if self.device else for_arch(arch)
+        rounds = math.ceil(stats.workgroups / dev.cus)
+        seconds = rounds * stats.estimated_cycles / dev.clock_hz
+        return GemmTiming(self.name, MODELLED, size, seconds, (seconds,),
+                          f"emulator cycle model ({stats.cycle_model}) of one workgroup x {rounds} rounds of "
+                          f"{stats.workgroups} workgroups over {dev.name}'s {dev.cus} CUs at {dev.clock_mhz:g} MHz")
