@@ -54,7 +54,7 @@ def default_cache_dir() -> Path:
 
 # Subpackages that cannot change a kernel's bytes (they read, run or report kernels, or write libraries):
 # left out of ``source_hash(kernels=True)`` so that editing them does not rebuild every cached kernel.
-NOT_KERNEL_SOURCE = ("emulator", "inspect", "benchmark", "runtime", "cli", "library")
+NOT_KERNEL_SOURCE = ("emulator", "inspect", "benchmark", "runtime", "cli", "library", "tuning")
 
 
 @lru_cache(maxsize=None)

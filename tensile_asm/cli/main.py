@@ -8,6 +8,9 @@
   tensile-asm inspect --arch gfx90a --solution SOL.yaml [--index I] [--json] [--no-emulate]
   tensile-asm emulator-coverage [--arch gfx90a ...] [--missing] [--json | --markdown]
   tensile-asm merge-logic ORIGINAL INCREMENTAL OUT [--force | --no-force] [--no-trim] [--add-solution-tags]
+  tensile-asm tune CONFIG.yaml OUT/ [--backend hip|emulator|model] [--arch gfx90a] [--device mi210] [--shard I/N]
+  tensile-asm predict --device mi210 --solution SOL.yaml [--index I] --size M,N,K[,B] ... [--json]
+  tensile-asm predict --list-devices
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tensile_asm.cli import emulator_coverage
+from tensile_asm.cli import emulator_coverage, tune
 from tensile_asm.cli.common import parse_size, run_main
 from tensile_asm.errors import UserError
 
@@ -83,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     insp.add_argument("--no-emulate", action="store_true",
                       help="skip the emulated launch that counts LDS bank conflicts")
     emulator_coverage.add_parser(sub)
+    tune.add_parsers(sub)
     merge = sub.add_parser(
         "merge-logic", help="merge incremental tuning results into a logic folder (Tensile's merge.py)",
         description="For each *.yaml in INCREMENTAL with a file of the same name in ORIGINAL, write the merged "
@@ -287,7 +291,8 @@ def cmd_merge_logic(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = {"emit": cmd_emit, "verify": cmd_verify, "inspect": cmd_inspect,
-               "emulator-coverage": emulator_coverage.run, "merge-logic": cmd_merge_logic}[args.command]
+               "emulator-coverage": emulator_coverage.run, "merge-logic": cmd_merge_logic,
+               "tune": tune.run_tune, "predict": tune.run_predict}[args.command]
     return run_main(PROG, lambda: handler(args))
 
 

@@ -34,8 +34,9 @@ PROVENANCES = (MEASURED, EMULATED, MODELLED)
 # name -> "module:Class"; a backend module is imported only when asked for (hip-python is an extra)
 BACKENDS: dict[str, str] = {
     "emulator": "tensile_asm.runtime.emulated:EmulatedRuntime",
+    "model": "tensile_asm.runtime.model:ModelRuntime",
 }
-# added as they land: "model" (runtime/model.py), "hip" (runtime/hip.py), "cuda" (wt-source)
+# added as they land: "hip" (runtime/hip.py), "cuda" (wt-source)
 
 
 
@@ -75,18 +76,18 @@ class TimingProtocol:
 
     @classmethod
     def from_global_parameters(cls, gp: Mapping[str, Any]) -> "TimingProtocol":
-        """From a config's GlobalParameters (Tensile's defaults where a key is absent)."""
-        ab = int(gp.get("DataInitTypeAB", 3))
-        init = {"A": int(gp.get("DataInitTypeA", -1)), "B": int(gp.get("DataInitTypeB", -1)),
-                "C": int(gp.get("DataInitTypeC", 3)), "D": int(gp.get("DataInitTypeD", 0)),
-                "Alpha": int(gp.get("DataInitTypeAlpha", 2)), "Beta": int(gp.get("DataInitTypeBeta", 2))}
+        """From a config's GlobalParameters (Tensile's defaults, ``tuning.global_parameters``, where absent)."""
+        from tensile_asm.tuning.global_parameters import with_defaults
+
+        gp = with_defaults(gp)
+        init = {t: int(gp[f"DataInitType{t}"]) for t in ("A", "B", "C", "D", "Alpha", "Beta")}
         for t in "AB":
             if init[t] == -1:
-                init[t] = ab
-        return cls(num_warmups=int(gp.get("NumWarmups", 0)), enqueues_per_sync=int(gp.get("EnqueuesPerSync", 1)),
-                   syncs_per_benchmark=int(gp.get("SyncsPerBenchmark", 1)),
-                   num_benchmarks=int(gp.get("NumBenchmarks", 1)), sleep_percent=int(gp.get("SleepPercent", 300)),
-                   num_elements_to_validate=int(gp.get("NumElementsToValidate", 128)), data_init=init)
+                init[t] = int(gp["DataInitTypeAB"])
+        return cls(num_warmups=int(gp["NumWarmups"]), enqueues_per_sync=int(gp["EnqueuesPerSync"]),
+                   syncs_per_benchmark=int(gp["SyncsPerBenchmark"]), num_benchmarks=int(gp["NumBenchmarks"]),
+                   sleep_percent=int(gp["SleepPercent"]),
+                   num_elements_to_validate=int(gp["NumElementsToValidate"]), data_init=init)
 
     def check(self) -> "TimingProtocol":
         for name in ("enqueues_per_sync", "syncs_per_benchmark", "num_benchmarks"):
