@@ -102,6 +102,9 @@ def solutions(draw, fractional: bool = False):
         "GlobalSplitU": draw(st.sampled_from((1, 1, 1, 2, 3))),
         "GlobalSplitUAlgorithm": draw(st.sampled_from(("SingleBuffer", "MultipleBuffer"))),
         "BufferStore": draw(st.sampled_from((True, True, False))),
+        # work-groups loop over tiles (the emulated device has 1 CU, so a grid of P or fewer work-groups)
+        "PersistentKernel": draw(st.sampled_from((0, 0, 0, 2, -1))),
+        "PersistentKernelAlongBatch": draw(st.booleans()),
     }
     if fractional:
         params["FractionalLoad"] = draw(st.sampled_from((0, 1)))

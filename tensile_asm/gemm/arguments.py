@@ -25,10 +25,14 @@ SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16")}
 
 
 def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stagger_u: bool = True,
-                    workgroup_mapping: bool = True) -> list[Argument]:
+                    workgroup_mapping: bool = True, persistent: bool = False,
+                    persistent_along_batch: bool = False) -> list[Argument]:
     """The kernel arguments in Tensile's order. As Tensile's host (ContractionSolution.cpp) appends them,
-    OrigStaggerUIter is there only for a kernel with StaggerU (``stagger_u``), and NumFullBlocks,
-    WgmRemainder1, MagicNumberWgmRemainder1 only for |WorkGroupMapping| > 1 (``workgroup_mapping``)."""
+    OrigStaggerUIter is there only for a kernel with StaggerU (``stagger_u``); MagicNumberProblemNumGroupTiles0,
+    MagicShiftProblemNumGroupTiles0 and GridNumWorkGroups0 only for PersistentKernel (``persistent``), then
+    NumWorkGroups2 and the magic pair for NumWorkGroups0*NumWorkGroups1 with PersistentKernelAlongBatch; and
+    NumFullBlocks, WgmRemainder1, MagicNumberWgmRemainder1 only for |WorkGroupMapping| > 1
+    (``workgroup_mapping``)."""
     strides = 2 if batched else 1          # NumIndicesC - 1 for C/D, len(A) - 1 for A/B
     free = 3 if batched else 2
     size, kind = SCALAR_KIND[compute_type]
@@ -46,6 +50,12 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stag
     if stagger_u:
         spec.append(("OrigStaggerUIter", 4, "u32"))
     spec += [("NumWorkGroups0", 4, "u32"), ("NumWorkGroups1", 4, "u32")]
+    if persistent:
+        spec += [("MagicNumberProblemNumGroupTiles0", 4, "u32"), ("MagicShiftProblemNumGroupTiles0", 4, "u32"),
+                 ("GridNumWorkGroups0", 4, "u32")]
+        if persistent_along_batch:
+            spec += [("NumWorkGroups2", 4, "u32"), ("MagicNumProblemNumGroupTiles0By1", 4, "u32"),
+                     ("MagicShiftProblemNumGroupTiles0By1", 4, "u32")]
     if workgroup_mapping:
         spec += [("NumFullBlocks", 4, "u32"), ("WgmRemainder1", 4, "u32"), ("MagicNumberWgmRemainder1", 4, "u32")]
     return lay_out(spec)
@@ -87,6 +97,52 @@ def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], b
         values[f"SizesFree{i}"] = v
     values["SizesSum0"] = k
     return values
+
+
+def magic_number_alg2(d: int) -> tuple[int, int]:
+    """(magic, shift) for unsigned division by ``d`` as Tensile's host computes them
+    (``ContractionSolution::magicNumberAlg2``, Hacker's Delight magicu): the kernel's quotient of x is
+    ``(mulhi(x, magic) + x * abit) >> (shift & 0x7fffffff)`` with ``abit = shift >> 31`` (the "add"
+    indicator in bit 31 of the shift). d = 0 gives (0, 0)."""
+    if d == 0:
+        return 0, 0
+    m32 = 0xFFFFFFFF
+    add = 0
+    nc = (m32 - ((-d) % (1 << 32)) % d) & m32
+    p = 31
+    q1, r1 = 0x80000000 // nc, 0x80000000 - (0x80000000 // nc) * nc
+    q2, r2 = 0x7FFFFFFF // d, 0x7FFFFFFF - (0x7FFFFFFF // d) * d
+    while True:
+        p += 1
+        if r1 >= nc - r1:
+            q1, r1 = (2 * q1 + 1) & m32, (2 * r1 - nc) & m32
+        else:
+            q1, r1 = (2 * q1) & m32, (2 * r1) & m32
+        if r2 + 1 >= d - r2:
+            if q2 >= 0x7FFFFFFF:
+                add = 1
+            q2, r2 = (2 * q2 + 1) & m32, (2 * r2 + 1 - d) & m32
+        else:
+            if q2 >= 0x80000000:
+                add = 1
+            q2, r2 = (2 * q2) & m32, (2 * r2 + 1) & m32
+        delta = (d - 1 - r2) & m32
+        if not (p < 64 and (q1 < delta or (q1 == delta and r1 == 0))):
+            break
+    return (q2 + 1) & m32, (p - 32) | (add << 31)
+
+
+def persistent_values(nwg0: int, nwg1: int, batch: int, grid0: int, along_batch: bool) -> dict[str, int]:
+    """PersistentKernel's arguments as Tensile's host passes them: the magic pair dividing a tile serial by
+    NumWorkGroups0 (and, along the batch, by NumWorkGroups0*NumWorkGroups1) and the grid's work-groups."""
+    magic, shift = magic_number_alg2(nwg0)
+    out = {"MagicNumberProblemNumGroupTiles0": magic, "MagicShiftProblemNumGroupTiles0": shift,
+           "GridNumWorkGroups0": grid0}
+    if along_batch:
+        magic, shift = magic_number_alg2(nwg0 * nwg1)
+        out.update(NumWorkGroups2=batch, MagicNumProblemNumGroupTiles0By1=magic,
+                   MagicShiftProblemNumGroupTiles0By1=shift)
+    return out
 
 
 def workgroup_mapping_values(nwg0: int, nwg1: int, wgm: int) -> dict[str, int]:

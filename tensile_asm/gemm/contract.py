@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from tensile_asm.errors import UserError
 from tensile_asm.gemm import helpers
 from tensile_asm.gemm.arguments import (Argument, argument_layout, argument_values, pack_arguments,
-                                        stagger_u_iterations)
+                                        persistent_values, stagger_u_iterations)
 from tensile_asm.gemm.helpers import Workspace
 from tensile_asm.problem import HYBRID_TYPES, ProblemType, data_type
 
@@ -72,6 +72,10 @@ class GemmKernelContract:
     stagger_u: int = 0
     depth_u: int = 0
     stagger_stride_shift: int = 0
+    # PersistentKernel P: a grid of min(P * CUs, tiles) work-groups, each looping over tiles (P -1: the host
+    # picks P from the tiles per CU, as Tensile's); along_batch: the batch joins the tile walk
+    persistent_kernel: int = 0
+    persistent_kernel_along_batch: bool = False
 
     # ---- constructors
     @classmethod
@@ -85,7 +89,9 @@ class GemmKernelContract:
                    compute_type=pt.compute_type.char, macro_tile=(d.mt0, d.mt1), threads=d.num_threads,
                    global_split_u=d.global_split_u, global_split_u_algorithm=algorithm,
                    workgroup_mapping=max(1, d.workgroup_mapping), lds_bytes=lds, stagger_u=d.stagger_u,
-                   depth_u=d.depth_u, stagger_stride_shift=d.stagger_stride_shift)
+                   depth_u=d.depth_u, stagger_stride_shift=d.stagger_stride_shift,
+                   persistent_kernel=d.persistent_kernel,
+                   persistent_kernel_along_batch=d.persistent_kernel_along_batch)
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -101,7 +107,9 @@ class GemmKernelContract:
             wg, mt = sm["workGroup"], sm["macroTile"]
             gsu = int(sm["globalSplitU"])
             accumulation = _ACCUMULATION.get(int(sm.get("globalAccumulation", 0)))
-            unsupported = [k for k in ("persistentKernel", "streamK", "sourceKernel") if sm.get(k)]
+            unsupported = [k for k in ("streamK", "sourceKernel") if sm.get(k)]
+            persistent = int(sm.get("persistentKernel", 0) or 0)
+            along_batch = bool(sm.get("persistentKernelAlongBatch", False)) and persistent != 0
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise UserError(f"library solution {name}: its problemType/sizeMapping lack or garble {e}; "
                             f"rebuild the library with tensile-create-library") from None
@@ -119,7 +127,8 @@ class GemmKernelContract:
                    global_split_u_algorithm=accumulation if gsu > 1 else SINGLE_BUFFER,
                    workgroup_mapping=max(1, int(sm.get("workGroupMapping", 1))),
                    stagger_u=int(sm.get("staggerU", 0)), depth_u=int(sm.get("depthU", 0)),
-                   stagger_stride_shift=int(sm.get("staggerStrideShift", 0)))
+                   stagger_stride_shift=int(sm.get("staggerStrideShift", 0)), persistent_kernel=persistent,
+                   persistent_kernel_along_batch=along_batch)
 
     # ---- facts
     @property
@@ -137,7 +146,8 @@ class GemmKernelContract:
 
     def layout(self) -> list[Argument]:
         return argument_layout(self.batched, self.use_beta, self.compute_type, stagger_u=self.stagger_u > 0,
-                               workgroup_mapping=self.workgroup_mapping > 1)
+                               workgroup_mapping=self.workgroup_mapping > 1, persistent=self.persistent_kernel != 0,
+                               persistent_along_batch=self.persistent_kernel_along_batch)
 
     def helper_name(self) -> str | None:
         """The helper kernel this one needs in its code object, if any."""
@@ -153,10 +163,24 @@ class GemmKernelContract:
             raise UserError(f"kernel {self.name} is not batched, so batch must be 1, not {batch}")
         return batch
 
-    def grid(self, m: int, n: int, batch: int = 1) -> tuple[int, int, int]:
-        """The GEMM's work-groups: macro tiles of D, times GlobalSplitU along dimension 1."""
-        return (-(-m // self.macro_tile[0]), -(-n // self.macro_tile[1]) * self.global_split_u,
-                self.batch_count(batch))
+    def grid(self, m: int, n: int, batch: int = 1, cu_count: int | None = None) -> tuple[int, int, int]:
+        """The GEMM's work-groups: macro tiles of D, times GlobalSplitU along dimension 1. A persistent
+        kernel's grid is Tensile's host's (ContractionSolution.cpp): min(P * CUs, tiles) work-groups along x
+        (tiles: of one batch, or of all with PersistentKernelAlongBatch), the batch along z or 1; P -1 is
+        max(1, 5 * (tiles / CUs) / 8). ``cu_count``: the device's compute units (needed then)."""
+        tiles0, tiles1 = -(-m // self.macro_tile[0]), -(-n // self.macro_tile[1])
+        batch = self.batch_count(batch)
+        if not self.persistent_kernel:
+            return tiles0, tiles1 * self.global_split_u, batch
+        if not cu_count or cu_count < 1:
+            raise UserError(f"kernel {self.name} is a persistent kernel (PersistentKernel "
+                            f"{self.persistent_kernel}): its grid needs the device's compute-unit count")
+        groups = tiles0 * tiles1 * self.global_split_u
+        z = batch
+        if self.persistent_kernel_along_batch:
+            groups, z = groups * batch, 1
+        per_cu = self.persistent_kernel if self.persistent_kernel > 0 else max(1, 5 * (groups // cu_count) // 8)
+        return min(cu_count * per_cu, groups), 1, z
 
     def workspace(self, m: int, n: int, batch: int = 1) -> Workspace | None:
         if not self.writes_workspace:
@@ -166,9 +190,10 @@ class GemmKernelContract:
     # ---- launches
     def launches(self, *, m: int, n: int, k: int, batch: int, ld: Mapping[str, int],
                  batch_stride: Mapping[str, int], alpha: float, beta: float,
-                 addresses: Mapping[str, Any]) -> list[Launch]:
+                 addresses: Mapping[str, Any], cu_count: int | None = None) -> list[Launch]:
         """The ordered launches computing D = alpha*A*B + beta*C. ``ld``/``batch_stride`` (elements) and
-        ``addresses`` are keyed by A, B, C, D; ``addresses`` also needs WS when ``workspace()`` is not None."""
+        ``addresses`` are keyed by A, B, C, D; ``addresses`` also needs WS when ``workspace()`` is not None.
+        ``cu_count``: the device's compute units, which a persistent kernel's grid needs."""
         batch = self.batch_count(batch)
         ws = self.workspace(m, n, batch)
         gemm_ld, gemm_stride, gemm_addr = dict(ld), dict(batch_stride), dict(addresses)
@@ -183,7 +208,11 @@ class GemmKernelContract:
             macro_tile=self.macro_tile, addresses=gemm_addr, workgroup_mapping=self.workgroup_mapping,
             orig_stagger_u_iter=stagger_u_iterations(k, self.depth_u, self.global_split_u, self.stagger_u,
                                                      self.stagger_stride_shift))
-        gemm = Launch(self.name, self.grid(m, n, batch), self.block, tuple(self.layout()), values)
+        grid = self.grid(m, n, batch, cu_count)
+        if self.persistent_kernel:
+            values.update(persistent_values(-(-m // self.macro_tile[0]), -(-n // self.macro_tile[1]), batch,
+                                            grid[0], self.persistent_kernel_along_batch))
+        gemm = Launch(self.name, grid, self.block, tuple(self.layout()), values)
         if self.global_split_u == 1:
             return [gemm]
         beta_eff = beta if self.use_beta else 0.0

@@ -77,9 +77,12 @@ class EmulatedRuntime(Runtime):
     provenance = EMULATED
 
     def __init__(self, strict: bool = True, source: str | None = None, guard_bytes: int = 0,
-                 guard_value: float = 1024.0, device: str | None = None):
+                 guard_value: float = 1024.0, device: str | None = None, cu_count: int = 1):
         self.strict = strict
         self.device = device    # for time_gemm: a devices.yaml name (None: the architecture's default)
+        # the compute units the emulated device reports (a persistent kernel's grid is a multiple of them;
+        # the emulator runs the work-groups one after another, so few CUs make each loop over more tiles)
+        self.cu_count = cu_count
         self.source = source    # the .s text of the code object, so errors can name its lines
         # bytes placed after A and B (0: none, so any read past them is a memory fault), all holding
         # guard_value: finite, as the memory a GPU reads there is, and large, so that a guard value which
@@ -124,7 +127,8 @@ class EmulatedRuntime(Runtime):
             return self.load(path)[path]
         stats = None
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
-                                        batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=buffers):
+                                        batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=buffers,
+                                        cu_count=self.cu_count):
             emulator = emulator_for(launch.kernel)
             args = kernel_arguments(emulator.code.kernels.get(launch.kernel), launch.layout, launch.values)
             result = emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args)

@@ -75,6 +75,8 @@ class Derived:
     prefetch_global_read: int = 0  # tiles loaded ahead into VGPRs (PrefetchGlobalRead)
     prefetch_local_read: int = 0  # K-slices whose LDS reads are issued ahead (PrefetchLocalRead)
     global_split_u: int = 1
+    persistent_kernel: int = 0  # PersistentKernel: work-groups per CU in the grid (-1: the host picks); 0: none
+    persistent_kernel_along_batch: bool = False  # the persistent tile walk spans the batch too
     global_accumulation: str | None = None  # Tensile's _GlobalAccumulation: None, SingleBuffer, MultipleBuffer
     buffer_load: bool = True  # A/B through buffer descriptors (False: global loads; always False for HIP source)
     buffer_store: bool = True  # C/D through buffer descriptors
@@ -325,6 +327,15 @@ class _Deriver(LayoutMixin):
         if p["StaggerU"] == 0:
             p["StaggerUMapping"] = 0
         wgm = p["WorkGroupMapping"]
+        # Tensile 4.44 (SolutionStructs.assignDerivedParameters): assembly kernels drop PersistentKernel with
+        # GlobalSplitU or a negative WorkGroupMapping, and PersistentKernelAlongBatch without PersistentKernel
+        if p["PersistentKernel"] and p["KernelLanguage"] == "Assembly" and (p["GlobalSplitU"] != 1 or wgm < 0):
+            p["PersistentKernel"] = 0
+        if p["PersistentKernelAlongBatch"] and (not p["PersistentKernel"] or
+                                                (p["KernelLanguage"] == "Source" and p["GlobalSplitU"] != 1)):
+            p["PersistentKernelAlongBatch"] = False
+        self.out.update(persistent_kernel=int(p["PersistentKernel"]),
+                        persistent_kernel_along_batch=bool(p["PersistentKernelAlongBatch"]))
         self.out.update(buffer_load=self.buffer_load, buffer_store=bool(p["BufferStore"]),
                         prefetch_global_read=int(p["PrefetchGlobalRead"]),
                         prefetch_local_read=int(p["PrefetchLocalRead"]), stagger_u=p["StaggerU"],

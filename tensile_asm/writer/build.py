@@ -37,7 +37,6 @@ FEATURE_LIMITS = (
     ("InnerUnroll", {1}, "InnerUnroll > 1 is not implemented"),
     ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
     ("TransposeLDS", {0, -1}, "TransposeLDS is not implemented"),
-    ("PersistentKernel", {0}, "PersistentKernel is not implemented"),
     ("StreamK", {0}, "StreamK is not implemented"),
     ("DirectToLdsA", {0}, "DirectToLds is not implemented"),
     ("DirectToLdsB", {0}, "DirectToLds is not implemented"),

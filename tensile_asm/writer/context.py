@@ -59,6 +59,8 @@ class Geometry:
     lds_pad_a = _derived("lds_pad_a")
     lds_pad_b = _derived("lds_pad_b")
     global_split_u = _derived("global_split_u")
+    persistent_kernel = _derived("persistent_kernel")
+    persistent_kernel_along_batch = _derived("persistent_kernel_along_batch")
     buffer_load = _derived("buffer_load")
     buffer_store = _derived("buffer_store")
     coalesce_group_a = _derived("coalesce_group_a")

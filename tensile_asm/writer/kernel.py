@@ -14,6 +14,7 @@ solutions, MFMAs (mfma.py, mfma_local_read.py, mfma_store.py); the loop around t
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -299,6 +300,58 @@ def _tail_position(p: _Parts, chunks, counter) -> Module:
     return m
 
 
+def _magic_divide(ctx: KernelContext, quotient, dividend, magic, shift_abit, tmp) -> Module:
+    """quotient = dividend / d by the host's magic pair for d (``gemm.arguments.magic_number_alg2``, Tensile's
+    sMagicDivAlg2): (mulhi(x, magic) + x * abit) >> shift, abit in bit 31 of the shift argument."""
+    return Module("magic division").add(
+        ctx.inst("s_mul_hi_u32", tmp[0], dividend, magic),
+        ctx.inst("s_lshr_b32", tmp[1], shift_abit, 31, comment="abit"),
+        ctx.inst("s_mul_i32", quotient, dividend, tmp[1]),
+        ctx.inst("s_add_u32", quotient, quotient, tmp[0]),
+        ctx.inst("s_and_b32", tmp[1], shift_abit, 0x7FFFFFFF, comment="shift"),
+        ctx.inst("s_lshr_b32", quotient, quotient, tmp[1]))
+
+
+def _persistent_begin(ctx: KernelContext, regs) -> tuple[Module, object, object]:
+    """PersistentKernel (Tensile's meaning): work-group x starts at tile serial x and steps by the grid's
+    work-groups (GridNumWorkGroups0) until the serial passes the tiles (NumWorkGroups0 * NumWorkGroups1,
+    times NumWorkGroups2 along the batch); each tile's work-group ids come from its serial (wg0 = serial
+    % NumWorkGroups0, wg1 = serial / NumWorkGroups0; along the batch, wg2 = serial / (tiles of one batch)).
+    Returns the loop head, the entry registers with those ids in place of the hardware's, and the end
+    label. The head's barrier keeps a tile's LDS writes after every wave's reads of the previous tile."""
+    g = ctx.geometry
+    arg = regs.arg
+    along = g.persistent_kernel_along_batch
+    serial, tiles = ctx.sgpr("SerialWorkGroupIter"), ctx.sgpr("PersistentTiles")
+    ids = [ctx.sgpr("PersistentWorkGroup0"), ctx.sgpr("PersistentWorkGroup1"),
+           ctx.sgpr("PersistentWorkGroup2") if along else (regs.workgroup[2] if g.batched else None)]
+    begin, end = ctx.label("PersistentLoopBegin"), ctx.label("PersistentLoopEnd")
+    tmp, ij = ctx.sgpr("PersistentTmp", 2), ctx.sgpr("PersistentTileIJ")
+    m = Module(f"PersistentKernel {g.persistent_kernel}: loop over tiles")
+    m.add(ctx.inst("s_mov_b32", serial, regs.workgroup[0], comment="first tile: this work-group's id"),
+          ctx.inst("s_mul_i32", tiles, arg("NumWorkGroups0"), arg("NumWorkGroups1")))
+    if along:
+        m.add(ctx.inst("s_mul_i32", tiles, tiles, arg("NumWorkGroups2")))
+    m.add(LabelDef(begin.name),
+          ctx.inst("s_cmp_ge_u32", serial, tiles),
+          ctx.inst("s_cbranch_scc1", end),
+          ctx.inst("s_barrier", comment="every wave done with the previous tile's LDS"))
+    if along:
+        m.add(_magic_divide(ctx, ids[2], serial, arg("MagicNumProblemNumGroupTiles0By1"),
+                            arg("MagicShiftProblemNumGroupTiles0By1"), tmp),
+              ctx.inst("s_mul_i32", ij, ids[2], arg("NumWorkGroups0")),
+              ctx.inst("s_mul_i32", ij, ij, arg("NumWorkGroups1")),
+              ctx.inst("s_sub_u32", ij, serial, ij, comment="serial % tiles of one batch"))
+    else:
+        m.add(ctx.inst("s_mov_b32", ij, serial))
+    m.add(_magic_divide(ctx, ids[1], ij, arg("MagicNumberProblemNumGroupTiles0"),
+                        arg("MagicShiftProblemNumGroupTiles0"), tmp),
+          ctx.inst("s_mul_i32", ids[0], ids[1], arg("NumWorkGroups0")),
+          ctx.inst("s_sub_u32", ids[0], ij, ids[0], comment="wg0 = serial % NumWorkGroups0"),
+          ctx.inst("s_add_u32", serial, serial, arg("GridNumWorkGroups0"), comment="this work-group's next tile"))
+    return m, dataclasses.replace(regs, workgroup=ids[:3 if g.batched else 2]), (begin, end)
+
+
 def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     reason = geometry_reason(geometry)
     if reason:
@@ -306,11 +359,17 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     ctx = KernelContext(arch, geometry, name)
     g = geometry
     layout = argument_layout(g.batched, g.use_beta, g.compute_type, stagger_u=g.stagger_u > 0,
-                             workgroup_mapping=g.workgroup_mapping > 1)
+                             workgroup_mapping=g.workgroup_mapping > 1, persistent=g.persistent_kernel != 0,
+                             persistent_along_batch=g.persistent_kernel_along_batch)
     regs, arg_block = entry_registers(ctx, layout, g.batched)
     body = Module(name)
-    body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs), workgroup_mapping(ctx, regs),
+    body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs),
              ctx.inst("v_mov_b32", ctx.oob_offset, global_read.BUFFER_OOB, comment="out-of-range buffer offset"))
+    persistent = None
+    if g.persistent_kernel:
+        head, regs, persistent = _persistent_begin(ctx, regs)
+        body.add(head)
+    body.add(workgroup_mapping(ctx, regs))
     math = _mfma_math(ctx) if g.is_mfma else _valu_math()
     lr_mod, lr_state = math.setup(ctx, regs)
     a, b = global_read.make_operand(ctx, "A"), global_read.make_operand(ctx, "B")
@@ -331,7 +390,10 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
         loop = _loop_prefetch2
     else:
         loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
-    body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc, math.columns), ctx.inst("s_endpgm"))
+    body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc, math.columns))
+    if persistent is not None:
+        body.add(ctx.inst("s_branch", persistent[0]), LabelDef(persistent[1].name))
+    body.add(ctx.inst("s_endpgm"))
 
     limits = {"v": arch.vgpr["arch_max"], "s": arch.sgpr["max_user"], "a": arch.vgpr.get("accum_max", 0)}
     allocation = allocate(body, limits, what=f"kernel {name}")
