@@ -65,13 +65,16 @@ def run_tune(args) -> int:
         reasons: dict[str, int] = {}
         for c in g.candidates:
             if not c.ok:
-                head = c.reason.split(":")[0] if c.reason.startswith(("invalid", "duplicate")) else c.reason
-                reasons[head[:140]] = reasons.get(head[:140], 0) + 1
+                head = "duplicate of an earlier fork" if c.reason.startswith("duplicate") else c.reason[:160]
+                reasons[head] = reasons.get(head, 0) + 1
         print(f"{g.name}: {g.forks} forks: {g.built} built, {g.rejected} rejected; {g.sizes} sizes; "
               f"{g.benchmarked} benchmarked, {g.reused} reused; winners for {len(g.winners)} sizes"
               + (f", none for {len(g.no_winner)}" if g.no_winner else ""))
-        for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:6]:
+        top = sorted(reasons.items(), key=lambda kv: -kv[1])
+        for reason, n in top[:6]:
             print(f"    {n:6d} x {reason}")
+        if len(top) > 6:
+            print(f"    {sum(n for _, n in top[6:]):6d} x {len(top) - 6} other reasons (00_Final/rejected.yaml lists all)")
     for f in report.logic_files:
         print(f"logic file {f}")
     if report.library is not None:

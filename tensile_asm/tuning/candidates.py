@@ -28,12 +28,12 @@ class Candidate:
 
 
 def _fingerprint(sol) -> str:
-    import yaml
+    import json
 
     d = sol.to_logic_dict()
     for k in ("SolutionIndex", "SolutionNameMin"):
         d.pop(k, None)
-    return yaml.safe_dump(d, sort_keys=True)
+    return json.dumps(d, sort_keys=True, default=repr)
 
 
 def make_candidates(problem, group, arch, arch_error: str | None) -> list[Candidate]:

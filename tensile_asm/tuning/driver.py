@@ -225,8 +225,8 @@ def _run_group(cfg, problem, group, out: Path, runtime, protocol, arch_obj, arch
     finally:
         bar.close()
         writer.close()
-    if shard is not None:
-        return rep
+    if shard is not None or problem.problem_type is None:
+        return rep          # a shard stops here; a problem type not read has no sizes to report
     results = load_results(step_dir, runtime_id)
     data_dir.mkdir(parents=True, exist_ok=True)
     csv_text = benchmark_csv(problem.problem_type, group.sizes, built, results, gp["PerformanceMetric"], runtime.name)
@@ -281,8 +281,9 @@ def _write_logic(cfg: TuningConfig, by_type: dict, out: Path, arch: str, say) ->
     except UserError:
         alias = None
     if alias and alias not in schedule:
-        say(f"LibraryLogic ScheduleName {schedule!r} does not contain {alias!r}, the name create-library looks for "
-            f"with {arch}; the logic files are named {alias}_<ProblemType>.yaml")
+        if cfg.library_logic is not None:
+            say(f"LibraryLogic ScheduleName {schedule!r} does not contain {alias!r}, the name create-library "
+                f"looks for with {arch}; the logic files are named {alias}_<ProblemType>.yaml")
         schedule = alias
     devices = ll.get("DeviceNames") or ["fallback"]
     logic_dir = out / "3_LibraryLogic"
