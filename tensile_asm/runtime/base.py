@@ -35,8 +35,8 @@ PROVENANCES = (MEASURED, EMULATED, MODELLED)
 BACKENDS: dict[str, str] = {
     "emulator": "tensile_asm.runtime.emulated:EmulatedRuntime",
     "model": "tensile_asm.runtime.model:ModelRuntime",
+    "hip": "tensile_asm.runtime.hip:HipRuntime",
 }
-# added as they land: "hip" (runtime/hip.py), "cuda" (wt-source)
 
 
 

@@ -1,0 +1,258 @@
+"""The ``hip`` backend: code objects launched on an AMD GPU through hip-python (``pip install tensile-asm[hip]``),
+timed with HIP events by Tensile's protocol (``runtime.base.run_protocol``): measured.
+
+Everything GPU-specific is in ``HipApi`` (a thin layer over hip-python: modules, memory, launches, events); the
+rest -- the kernarg bytes each launch gets, the data Tensile's DataInitType* asks for, which elements of D are
+validated (NumElementsToValidate, spread with a prime stride as Tensile's client does), the protocol and its
+arithmetic -- runs against any object with HipApi's methods, which is how it is tested on machines without a GPU.
+On a machine without hip-python or without an AMD GPU the backend stops with one sentence (``unavailable``).
+Not done: clock and temperature logging during the benchmark.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tensile_asm.errors import UserError
+from tensile_asm.runtime.base import (MEASURED, GemmRun, GemmSize, GemmTiming, ProtocolHooks, Runtime, TimingProtocol,
+                                      code_paths, run_protocol)
+
+# hipModuleLaunchKernel's ``extra`` markers (hip_runtime_api.h: HIP_LAUNCH_PARAM_BUFFER_POINTER/SIZE/END)
+LAUNCH_PARAM_BUFFER_POINTER, LAUNCH_PARAM_BUFFER_SIZE, LAUNCH_PARAM_END = 0x01, 0x02, 0x03
+# Tensile's DataInitType values this backend fills (Common.py): 0 zeros, 1 ones, 2 twos, 3 random
+DATA_INIT = {0: "zeros", 1: "ones", 2: "twos", 3: "random"}
+_SCALAR_INIT = {0: 0.0, 1: 1.0, 2: 2.0}
+
+
+class HipApi:
+    """hip-python, reduced to what the backend uses. Every call checks HIP's error code."""
+
+    def __init__(self):
+        from hip import hip  # noqa: F401  (the extra: pip install tensile-asm[hip])
+        self.hip = hip
+
+    def _check(self, result, what: str):
+        err, *rest = result if isinstance(result, tuple) else (result,)
+        if int(err) != 0:
+            name = self.hip.hipGetErrorString(err)
+            raise UserError(f"HIP {what} failed: {name[1] if isinstance(name, tuple) else name}")
+        return rest[0] if len(rest) == 1 else rest
+
+    def device_count(self) -> int:
+        return int(self._check(self.hip.hipGetDeviceCount(), "hipGetDeviceCount"))
+
+    def module_load(self, image: bytes):
+        return self._check(self.hip.hipModuleLoadData(image), "hipModuleLoadData")
+
+    def function(self, module, name: str):
+        return self._check(self.hip.hipModuleGetFunction(module, name.encode()), f"hipModuleGetFunction({name})")
+
+    def malloc(self, nbytes: int) -> int:
+        return self._check(self.hip.hipMalloc(max(1, nbytes)), "hipMalloc")
+
+    def free(self, ptr) -> None:
+        self._check(self.hip.hipFree(ptr), "hipFree")
+
+    def to_device(self, ptr, host: np.ndarray) -> None:
+        self._check(self.hip.hipMemcpy(ptr, host, host.nbytes, self.hip.hipMemcpyKind.hipMemcpyHostToDevice),
+                    "hipMemcpy to the device")
+
+    def to_host(self, host: np.ndarray, ptr) -> None:
+        self._check(self.hip.hipMemcpy(host, ptr, host.nbytes, self.hip.hipMemcpyKind.hipMemcpyDeviceToHost),
+                    "hipMemcpy to the host")
+
+    def address(self, ptr) -> int:
+        return int(ptr)
+
+    def launch(self, function, grid, block, kernarg: bytes) -> None:
+        buf = ctypes.create_string_buffer(kernarg, len(kernarg))
+        size = ctypes.c_size_t(len(kernarg))
+        extra = (ctypes.c_void_p * 5)(LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf), LAUNCH_PARAM_BUFFER_SIZE,
+                                      ctypes.addressof(size), LAUNCH_PARAM_END)
+        self._check(self.hip.hipModuleLaunchKernel(function, *grid, *block, 0, None, None, extra),
+                    "hipModuleLaunchKernel")
+
+    def event(self):
+        return self._check(self.hip.hipEventCreate(), "hipEventCreate")
+
+    def record(self, event) -> None:
+        self._check(self.hip.hipEventRecord(event, None), "hipEventRecord")
+
+    def synchronize(self, event) -> None:
+        self._check(self.hip.hipEventSynchronize(event), "hipEventSynchronize")
+
+    def elapsed_ms(self, start, stop) -> float:
+        return float(self._check(self.hip.hipEventElapsedTime(start, stop), "hipEventElapsedTime"))
+
+
+def validation_indices(total: int, count: int) -> np.ndarray:
+    """Which of ``total`` elements of D to compare: all for -1 or count >= total, none for 0, else ``count``
+    indices spread with a prime stride (Tensile's client spreads its NumElementsToValidate the same way)."""
+    if count < 0 or count >= total:
+        return np.arange(total)
+    if count == 0:
+        return np.arange(0)
+    stride = max(1, total // count)
+    while not _prime(stride) and stride > 1:
+        stride -= 1
+    return (np.arange(count, dtype=np.int64) * stride) % total
+
+
+def _prime(n: int) -> bool:
+    return n >= 2 and all(n % p for p in range(2, int(n ** 0.5) + 1))
+
+
+def initial_instance(contract, size: GemmSize, protocol: TimingProtocol, seed: int = 0):
+    """Host buffers as DataInitType* ask (random: the reference's random data, never zeros, which change power
+    draw and clocks), and alpha, beta."""
+    from tensile_asm.benchmark.reference import from_float, make_instance
+
+    for t in ("A", "B", "C", "D", "Alpha", "Beta"):
+        v = protocol.data_init[t]
+        allowed = DATA_INIT if t in "ABCD" else _SCALAR_INIT
+        if v not in allowed:
+            raise UserError(f"GlobalParameters: DataInitType{t} {v} is not supported by the hip backend; use "
+                            f"{', '.join(f'{k} ({DATA_INIT[k]})' for k in allowed)}")
+    batch = size.batch if contract.batched else 1
+    inst = make_instance(size.m, size.n, size.k, batch, contract.transpose_a, contract.transpose_b, seed=seed,
+                         data_type=contract.data_type, dest_type=contract.dest_type)
+    for t in "ABC":
+        v = protocol.data_init[t]
+        if v != 3:
+            kind = contract.data_type if t in "AB" else contract.dest_type
+            inst.arrays[t] = from_float(np.full(inst.arrays[t].size, float(v)), kind)
+    return inst, _SCALAR_INIT[protocol.data_init["Alpha"]], _SCALAR_INIT[protocol.data_init["Beta"]]
+
+
+class HipRuntime(Runtime):
+    """Measured on an AMD GPU."""
+
+    name = "hip"
+    provenance = MEASURED
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        try:
+            api = HipApi()
+        except ImportError:
+            return "hip-python is not installed (pip install tensile-asm[hip], with ROCm's HIP runtime)"
+        try:
+            count = api.device_count()
+        except (UserError, OSError, RuntimeError) as e:
+            return f"no AMD GPU is visible to HIP ({e})"
+        return None if count > 0 else "no AMD GPU is visible to HIP (hipGetDeviceCount found none)"
+
+    def __init__(self, api: Any = None, device: str | None = None):
+        self.api = api if api is not None else HipApi()
+        self.device = device
+        self._modules: dict = {}
+
+    def load(self, code):
+        """{kernel name: HIP function} of the code object(s), each module loaded once."""
+        paths = code_paths(code)
+        files = set(map(str, paths.values())) if isinstance(paths, dict) else {str(paths)}
+        for path in files:
+            st = Path(path).stat()
+            key = (path, st.st_mtime_ns, st.st_size)
+            if key not in self._modules:
+                self._modules[key] = self.api.module_load(Path(path).read_bytes())
+        return paths
+
+    def _function(self, code, kernel: str):
+        paths = code_paths(code)
+        path = str(paths.get(kernel, next(iter(paths.values()))) if isinstance(paths, dict) else paths)
+        st = Path(path).stat()
+        self.load(path)
+        return self.api.function(self._modules[(path, st.st_mtime_ns, st.st_size)], kernel)
+
+    def _device_buffers(self, contract, inst) -> dict:
+        ptrs = {}
+        for t in "ABCD":
+            ptrs[t] = self.api.malloc(inst.arrays[t].nbytes)
+            self.api.to_device(ptrs[t], inst.arrays[t])
+        ws = contract.workspace(inst.m, inst.n, inst.batch)
+        if ws is not None:
+            ptrs["WS"] = self.api.malloc(ws.elements * ws.element_bytes)
+        return ptrs
+
+    def _launches(self, code, contract, inst, alpha, beta, ptrs):
+        addresses = {t: self.api.address(p) for t, p in ptrs.items()}
+        out = []
+        for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
+                                        batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=addresses):
+            out.append((self._function(code, launch.kernel), launch.grid, launch.block, launch.kernarg()))
+        return out
+
+    def run_gemm(self, code, contract, inst, alpha: float, beta: float) -> GemmRun:
+        ptrs = self._device_buffers(contract, inst)
+        try:
+            for f, grid, block, kernarg in self._launches(code, contract, inst, alpha, beta, ptrs):
+                self.api.launch(f, grid, block, kernarg)
+            d = np.empty_like(inst.arrays["D"])
+            self.api.to_host(d, ptrs["D"])
+        finally:
+            for p in ptrs.values():
+                self.api.free(p)
+        return GemmRun(d, None, self.name, MEASURED)
+
+    def time_gemm(self, code, contract, size: GemmSize, protocol: TimingProtocol, alpha: float = 1.5,
+                  beta: float = 0.5) -> GemmTiming:
+        inst, alpha, beta = initial_instance(contract, size, protocol)
+        beta = beta if contract.use_beta else 0.0
+        ptrs = self._device_buffers(contract, inst)
+        failures: list[str] = []
+        try:
+            launches = self._launches(code, contract, inst, alpha, beta, ptrs)
+
+            def enqueue():
+                start, stop = self.api.event(), self.api.event()
+                self.api.record(start)
+                for f, grid, block, kernarg in launches:
+                    self.api.launch(f, grid, block, kernarg)
+                self.api.record(stop)
+                return start, stop
+
+            def after_warmups():
+                if protocol.num_elements_to_validate == 0:
+                    return
+                for f, grid, block, kernarg in launches:     # one GEMM on the initial data, then compare
+                    self.api.launch(f, grid, block, kernarg)
+                d = np.empty_like(inst.arrays["D"])
+                self.api.to_host(d, ptrs["D"])
+                failures.extend(validate_elements(inst, d, alpha, beta, protocol.num_elements_to_validate, contract))
+
+            seconds, samples = run_protocol(protocol, ProtocolHooks(enqueue, self.api.synchronize,
+                                                                    self.api.elapsed_ms,
+                                                                    after_warmups=after_warmups))
+        finally:
+            for p in ptrs.values():
+                self.api.free(p)
+        if failures:
+            raise UserError(f"kernel {contract.name} at {size}: {failures[0]}")
+        return GemmTiming(self.name, MEASURED, size, seconds, samples,
+                          f"HIP events, {protocol.num_benchmarks}x{protocol.syncs_per_benchmark}x"
+                          f"{protocol.enqueues_per_sync} GEMMs after {protocol.num_warmups} warm-ups")
+
+
+def validate_elements(inst, d: np.ndarray, alpha: float, beta: float, count: int, contract) -> list[str]:
+    """The chosen elements of D against the float64 reference (the tolerance ``benchmark.reference`` uses)."""
+    from tensile_asm.benchmark.reference import reference, to_float64, tolerance
+
+    ref, scale = reference(inst, alpha, beta)
+    got = to_float64(inst.view("D", d), inst.dest_type)
+    flat_ref, flat_scale, flat_got = ref.reshape(-1), scale.reshape(-1), got.reshape(-1)
+    idx = validation_indices(flat_ref.size, count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.abs(flat_got[idx] - flat_ref[idx]) / np.maximum(flat_scale[idx], np.finfo(np.float64).tiny)
+    rel = np.where(np.isnan(flat_got[idx]), np.inf, rel)
+    tol = tolerance(inst.k, inst.data_type, inst.dest_type, "H" if contract.compute_type == "H" else None)
+    bad = np.nonzero(~(rel <= tol))[0]
+    if bad.size:
+        i = int(idx[bad[0]])
+        return [f"{bad.size} of {idx.size} validated elements of D differ from the reference (first: element {i}, "
+                f"{flat_got[i]!r} for {flat_ref[i]!r})"]
+    return []
