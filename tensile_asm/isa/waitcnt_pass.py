@@ -14,46 +14,63 @@ at the counter's maximum), so it ends. Running the pass again gives the same str
 from __future__ import annotations
 
 from tensile_asm.isa.counters import COUNTER_OF, counter_limits
-from tensile_asm.isa.hazards import key_name, operand_keys
+from tensile_asm.isa.hazards import KEY_A, KEY_V, key_name, operand_keys
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.isa.module import LabelDef, Module, insert_before
-from tensile_asm.isa.registers import Label, Special
-from tensile_asm.isa.waitcnt_state import LDS_DMA, LDS_WRITE, State
+from tensile_asm.isa.registers import Label, Reg, Special, VRegRef
+from tensile_asm.isa.waitcnt_state import KINDS_OF, LDS_DMA, LDS_WRITE, State, kind_tops
 
 _TERMINATORS = ("s_branch", "s_endpgm", "s_setpc_b64")
 _EXEC_KEYS = frozenset(operand_keys(Special("exec")))
 _VGPR_KEYS = range(256, 768)
+_BASE = {"s": 0, "v": KEY_V, "a": KEY_A}
+
+
+def _keys(ops, assignment) -> tuple:
+    """The register keys of ``ops`` in order (hazards.operand_keys of each, joined)."""
+    out = []
+    for o in ops:
+        t = type(o)
+        if t is VRegRef:
+            index = assignment.get(o.vreg) if assignment else None
+            if index is not None:
+                start = _BASE[o.vreg.kind] + index + o.offset
+                out.extend(range(start, start + o.count))
+        elif t is Reg or t is Special:
+            out.extend(operand_keys(o))
+    return tuple(out)
 
 
 class _Facts:
     """What one instruction means to the counters (computed once per instruction)."""
 
-    __slots__ = ("reads", "writes", "touched", "write_only", "kind", "completes", "locks", "barrier", "ds",
-                 "writes_exec", "ends_block")
+    __slots__ = ("reads", "writes", "touched", "write_only", "kind", "counter", "completes", "locks",
+                 "barrier", "ds", "writes_exec", "special", "ends_block", "targets", "terminator")
 
     def __init__(self, ins: Instruction, assignment):
-        info = ins.info
-        keys = lambda ops: tuple(k for o in ops for k in operand_keys(o, assignment))   # noqa: E731
-        self.reads = keys(ins.uses) + _implicit_keys(info.implicit_uses)
-        self.writes = keys(ins.defs) + _implicit_keys(info.implicit_defs)
-        self.touched = frozenset(self.reads + self.writes)
-        self.write_only = frozenset(self.writes) - frozenset(self.reads)
-        self.writes_exec = bool(_EXEC_KEYS.intersection(self.writes))
-        self.kind = _kind(ins)
-        self.ds = info.family == "DS" and self.kind == "lds"
-        self.barrier = ins.opcode == "s_barrier"
-        self.ends_block = False
-        self.completes, self.locks = (), ()
-        if self.kind is None:
+        (n, implicit_uses, implicit_defs, kind, counter, self.ds, self.barrier, mode, branch,
+         self.terminator) = _opcode_facts(ins)
+        ops = ins.operands
+        self.reads = reads = _keys(ops[n:], assignment) + implicit_uses
+        self.writes = writes = _keys(ops[:n], assignment) + implicit_defs
+        self.touched = frozenset(reads + writes)
+        self.writes_exec = not _EXEC_KEYS.isdisjoint(writes)
+        self.special = self.barrier or self.ds or self.writes_exec
+        self.kind, self.counter = kind, counter
+        self.targets = [o.name for o in ops if isinstance(o, Label)] if branch else ()
+        self.ends_block = bool(self.targets) or self.terminator
+        self.completes, self.locks, self.write_only = (), (), frozenset()
+        if kind is None:
             return
-        self.completes = self.writes
-        if self.kind == "vm" and info.num_defs == 0 and info.memory == "load":     # LDS-DMA: writes LDS
+        self.write_only = frozenset(writes) - frozenset(reads)
+        self.completes = writes
+        if mode == "dma":                          # LDS-DMA: writes LDS
             self.completes = (LDS_WRITE, LDS_DMA)
-        elif self.ds and info.memory in ("store", "atomic"):
-            self.completes = self.writes + (LDS_WRITE,)
-        if self.kind == "gds":                          # its address and data VGPRs stay locked (expcnt)
-            self.locks = tuple(k for k in self.reads if k in _VGPR_KEYS)
+        elif mode == "lds_write":
+            self.completes = writes + (LDS_WRITE,)
+        if kind == "gds":                          # its address and data VGPRs stay locked (expcnt)
+            self.locks = tuple(k for k in reads if k in _VGPR_KEYS)
 
 
 _IMPLICIT_KEYS: dict = {}
@@ -67,6 +84,31 @@ def _implicit_keys(names: tuple) -> tuple:
     return got
 
 
+_OPCODE_FACTS: dict = {}
+
+
+def _opcode_facts(ins: Instruction) -> tuple:
+    """What the opcode and modifiers of ``ins`` say, computed once per (opcode, modifiers): (defs,
+    implicit read keys, implicit write keys, kind, counter, DS LDS access, s_barrier, what it completes
+    besides its registers, a branch, ends straight-line code)."""
+    key = (ins.opcode, ins.modifiers)
+    got = _OPCODE_FACTS.get(key)
+    if got is None:
+        info = ins.info
+        kind = _kind(ins)
+        ds = info.family == "DS" and kind == "lds"
+        mode = None
+        if kind == "vm" and info.num_defs == 0 and info.memory == "load":
+            mode = "dma"
+        elif ds and info.memory in ("store", "atomic"):
+            mode = "lds_write"
+        got = _OPCODE_FACTS[key] = (
+            info.num_defs, _implicit_keys(info.implicit_uses), _implicit_keys(info.implicit_defs), kind,
+            COUNTER_OF[kind] if kind is not None else None, ds, ins.opcode == "s_barrier", mode,
+            ins.opcode.startswith(("s_branch", "s_cbranch_")), ins.opcode.startswith(_TERMINATORS))
+    return got
+
+
 def _kind(ins: Instruction) -> str | None:
     counter = ins.info.counter
     if counter == "lgkm":
@@ -74,118 +116,176 @@ def _kind(ins: Instruction) -> str | None:
     return counter                                       # 'vm', 'smem' or None
 
 
-def _needs(st: State, f: _Facts, limits, only: str | None = None) -> dict:
+def _needs(st: State, f: _Facts, only: str | None = None) -> dict:
     """counter -> (count, batch open, why) that must hold before the instruction of ``f`` issues (``only``:
     that counter alone). ``why`` is a register key or a sentence."""
     need: dict = {}
     entries = st.entries
-    if entries:
+    if entries and not entries.keys().isdisjoint(f.touched):
+        seq, tops = st.seq, st.tops
         for k in f.touched:
             by = entries.get(k)
             if by is None:
                 continue
             for kind, e in by.items():
-                if only is not None and COUNTER_OF[kind] != only:
+                counter = COUNTER_OF[kind]
+                if only is not None and counter != only:
                     continue
                 if kind == "exp" and k not in f.writes:
                     continue                              # a GDS lock forbids writes only
                 if kind == f.kind and kind != "smem" and k in f.write_only:
                     continue                              # WAW with a load of the same in-order kind
-                n = 0 if kind == "smem" else min(e.newer, limits.of(COUNTER_OF[kind]) - 1)
-                counter = COUNTER_OF[kind]
+                if kind == "smem":
+                    n = 0
+                else:
+                    n = seq[kind] - e.at
+                    if n >= tops[kind]:
+                        n = tops[kind] - 1
                 if counter not in need or n < need[counter][0]:
-                    need[counter] = (n, e.open, k)
+                    need[counter] = (n, st.is_open(kind, e), k)
     if f.writes_exec and st.counts.get("exp") and only in (None, "expcnt"):
         need["expcnt"] = (0, True, "EXEC (GDS reads it late)")
-    for applies, key, kinds, why in ((f.barrier, LDS_WRITE, ("lds", "vm"), "LDS writes before s_barrier"),
-                                     (f.ds, LDS_DMA, ("vm",), "LDS-DMA loads before a DS access")):
-        if applies:
-            for kind in kinds:
-                got = st.need(key, kind, limits)
-                counter = COUNTER_OF[kind]
-                if got is not None and (only is None or only == counter) and (
-                        counter not in need or got[0] < need[counter][0]):
-                    need[counter] = (*got, why)
+    if f.barrier:
+        _pseudo_need(st, need, LDS_WRITE, ("lds", "vm"), "LDS writes before s_barrier", only)
+    if f.ds:
+        _pseudo_need(st, need, LDS_DMA, ("vm",), "LDS-DMA loads before a DS access", only)
     return need
 
 
-def _with_batch(need: dict, st: State, later, limits) -> dict:
-    """Widen each wait of ``need`` to what the instructions ``later`` (the straight-line code after it)
-    need from the same batch, up to the next operation issued on that counter."""
+def _pseudo_need(st: State, need: dict, key, kinds, why: str, only) -> None:
+    for kind in kinds:
+        got = st.need(key, kind)
+        counter = COUNTER_OF[kind]
+        if got is not None and (only is None or only == counter) and (
+                counter not in need or got[0] < need[counter][0]):
+            need[counter] = (*got, why)
+
+
+def _with_batch(need: dict, st: State, facts, start: int, reach: dict) -> dict:
+    """Widen each wait of ``need`` to what the instructions from ``start`` on (the straight-line code after
+    it, up to the next operation issued on that counter: ``reach``) need from the same batch."""
     out = {}
+    entries = st.entries
     for counter, (n, batch, what) in need.items():
-        for f in later:
-            if f is None or (f.kind is not None and COUNTER_OF[f.kind] == counter):
-                break                                     # a label, a branch, or the next issue
-            m = _needs(st, f, limits, counter).get(counter)
+        for j in range(start, reach[counter][start]):
+            f = facts[j]
+            if not f.special and entries.keys().isdisjoint(f.touched):
+                continue
+            m = _needs(st, f, counter).get(counter)
             if m is not None and m[1] == batch and m[0] < n:
                 n = m[0]
         out[counter] = (n, what)
     return out
 
 
-def _step(st: State, f: _Facts, later, limits) -> dict:
-    """Apply one instruction to ``st`` (its wait first); returns the wait it needs."""
-    need = _needs(st, f, limits)
-    if need:
-        need = _with_batch(need, st, later, limits)
-    for counter, (n, _) in need.items():
-        st.wait(counter, n)
-    if f.kind is None:
-        st.overwrite(f.writes)
+def _reach(facts) -> dict:
+    """counter -> [for each position j: one past the last instruction a wait before j looks ahead to]: the
+    straight-line code from j, up to a label, after a branch, or before the next issue on the counter."""
+    out = {}
+    for counter in KINDS_OF:
+        ends = [0] * (len(facts) + 1)
+        ends[-1] = len(facts)
+        for j in range(len(facts) - 1, -1, -1):
+            f = facts[j]
+            if f is None or f.counter == counter:
+                ends[j] = j
+            elif f.ends_block:
+                ends[j] = j + 1
+            else:
+                ends[j] = ends[j + 1]
+        out[counter] = ends
+    return out
+
+
+def _step(st: State, facts, i: int, reach: dict) -> dict:
+    """Apply instruction ``i`` to ``st`` (its wait first); returns the wait it needs."""
+    f = facts[i]
+    entries = st.entries
+    if f.special or (entries and not entries.keys().isdisjoint(f.touched)):
+        need = _needs(st, f)
     else:
-        st.issue(f.kind, f.completes, limits)
+        need = None
+    if need:
+        need = _with_batch(need, st, facts, i + 1, reach)
+        for counter, (n, _) in need.items():
+            st.wait(counter, n)
+    if f.kind is None:
+        if f.writes:
+            st.overwrite(f.writes)
+    else:
+        st.issue(f.kind, f.completes)
         if f.locks:
-            st.issue("exp", f.locks, limits)
+            st.issue("exp", f.locks)
     return need
 
 
-def _targets(ins: Instruction) -> list[str]:
-    if ins.opcode.startswith(("s_branch", "s_cbranch_")):
-        return [o.name for o in ins.operands if isinstance(o, Label)]
-    return []
+class _Segment:
+    """What one run over the straight-line code from a label (or the start) to the next label gave: the
+    state it started from, the waits, the states at its branches, the state it ended with (None after
+    a terminator) and where the next label is. The same start state gives the same run."""
+
+    __slots__ = ("start", "waits", "branches", "end", "next")
+
+    def __init__(self, start: State):
+        self.start, self.waits, self.branches, self.end, self.next = start, {}, [], None, None
 
 
 def required_waits(items, arch, assignment=None) -> dict:
     """id(instruction) -> {counter: (count, what)} for the instructions of ``items`` (instructions and
-    label definitions; existing ``s_waitcnt`` ignored) that need a wait before them."""
-    limits = counter_limits(arch)
+    label definitions; existing ``s_waitcnt`` ignored) that need a wait before them.
+
+    The dataflow is iterated until no label's state grows; a segment (label to label) whose start state
+    is the one of the previous round is not run again, its previous result is taken."""
+    tops = kind_tops(counter_limits(arch))
     stream = [x for x in items if isinstance(x, LabelDef)
               or (isinstance(x, Instruction) and x.opcode != "s_waitcnt")]
     facts = [None if isinstance(x, LabelDef) else _Facts(x, assignment) for x in stream]
-    for i, x in enumerate(stream):                        # straight-line code ends at a branch too
-        if facts[i] is not None and (_targets(x) or x.opcode.startswith(_TERMINATORS)):
-            facts[i].ends_block = True
+    reach = _reach(facts)
     at_label: dict = {}                                   # label -> join of the states branching to it
+    done: dict = {}                                       # segment start -> _Segment of the last round
+    count = len(stream)
+
+    def branch(target, st) -> bool:
+        old = at_label.get(target)
+        new = st.copy() if old is None else old.join(st)
+        if old is None or new != old:
+            at_label[target] = new
+            return True
+        return False
+
     while True:
-        waits, grew, st = {}, False, State()
-        for i, x in enumerate(stream):
-            if isinstance(x, LabelDef):
-                came = at_label.get(x.name)
+        waits, grew, st, i = {}, False, State(tops), 0
+        while i < count:                                  # a segment starts at i: a label, or the start
+            key, first = -1, i
+            if facts[i] is None:
+                came = at_label.get(stream[i].name)
                 st = came.copy() if st is None else (st if came is None else st.join(came))
+                key, first = i, i + 1
+            prev = done.get(key)
+            if prev is not None and (prev.start == st if st is not None and prev.start is not None
+                                     else prev.start is st):
+                waits.update(prev.waits)
+                for target, at_branch in prev.branches:
+                    grew = branch(target, at_branch) or grew
+                st, i = (prev.end.copy() if prev.end is not None else None), prev.next
                 continue
-            if st is None:                                # unreachable: nothing branches here
-                continue
-            need = _step(st, facts[i], _straight(facts, i + 1), limits)
-            if need:
-                waits[id(x)] = need
-            for target in _targets(x):
-                old = at_label.get(target)
-                new = st.copy() if old is None else old.join(st)
-                if old is None or new != old:
-                    at_label[target], grew = new, True
-            if x.opcode.startswith(_TERMINATORS):
-                st = None
+            seg = done[key] = _Segment(st.copy() if st is not None else None)
+            j = first
+            while j < count and facts[j] is not None:
+                if st is not None:                        # else unreachable: nothing branches here
+                    f = facts[j]
+                    need = _step(st, facts, j, reach)
+                    if need:
+                        waits[id(stream[j])] = seg.waits[id(stream[j])] = need
+                    for target in f.targets:
+                        seg.branches.append((target, st.copy()))
+                        grew = branch(target, st) or grew
+                    if f.terminator:
+                        st = None
+                j += 1
+            seg.end, seg.next, i = (st.copy() if st is not None else None), j, j
         if not grew:
             return waits
-
-
-def _straight(facts, start):
-    """The facts of the instructions from ``start`` on, None at the first label; stops after a branch."""
-    for f in facts[start:]:
-        yield f
-        if f is None or f.ends_block:
-            return
 
 
 def wait_instruction(isa: InstructionSet, need: dict) -> Instruction:

@@ -32,45 +32,81 @@ from tensile_asm.isa.counters import COUNTER_OF, CounterLimits
 
 LDS_WRITE, LDS_DMA = "LDS write in flight", "LDS-DMA load in flight"     # pseudo registers
 
+KINDS_OF = {c: tuple(kd for kd, cc in COUNTER_OF.items() if cc == c) for c in dict.fromkeys(COUNTER_OF.values())}
+_SIBLINGS = {kd: tuple(o for o in KINDS_OF[c] if o != kd) for kd, c in COUNTER_OF.items()}
+
+
+def kind_tops(limits: CounterLimits) -> dict:
+    """kind -> the maximum of its counter (where its newer-counts stop)."""
+    return {kd: limits.of(c) for kd, c in COUNTER_OF.items()}
+
 
 class Entry:
-    """One pending effect: ``newer`` operations of its kind were issued after it; ``open``: no wait on
-    its counter since it issued (it belongs to the newest batch)."""
+    """One pending effect: the ``at``-th operation of its kind issued on this path (``State.newer`` counts
+    the operations of its kind issued after it); ``open``: no wait on its counter since it issued (it
+    belongs to the newest batch), unless a wait came later (``State.closed``)."""
 
-    __slots__ = ("newer", "open")
+    __slots__ = ("at", "open")
 
-    def __init__(self, newer=0, open=True):
-        self.newer, self.open = newer, open
-
-    def key(self):
-        return self.newer, self.open
-
-    def __eq__(self, other):
-        return self.key() == other.key()
+    def __init__(self, at: int, open: bool = True):
+        self.at, self.open = at, open
 
     def __repr__(self):
-        return f"Entry{self.key()}"
+        return f"Entry(at={self.at}, open={self.open})"
 
 
 class State:
-    """Pending effects: register key (or pseudo register) -> kind -> Entry; and per kind an upper bound
-    of the outstanding operations."""
+    """Pending effects: register key (or pseudo register) -> kind -> Entry; per kind an upper bound of the
+    outstanding operations (``counts``).
 
-    __slots__ = ("entries", "counts")
+    Ages are kept lazily, so that issuing an operation costs nothing per pending entry: ``seq[kind]``
+    counts the operations of a kind issued on this path, an entry records the count it was issued at,
+    and its newer-count is ``min(seq - at, maximum)`` (the counter saturates; capping once at the end
+    is the same as capping at each issue). A wait closes the batches of its kinds by recording
+    ``closed[kind]`` (entries issued at or before it are no longer open); ``oldest[kind]`` is a lower
+    bound of the ``at`` of a kind's entries, present while it may have some, so a saturated counter
+    or a wait looks for entries to retire only when there can be some."""
 
-    def __init__(self, entries=None, counts=None):
+    __slots__ = ("tops", "entries", "counts", "seq", "closed", "oldest")
+
+    def __init__(self, tops: dict, entries=None, counts=None, seq=None, closed=None, oldest=None):
+        self.tops = tops
         self.entries: dict = entries if entries is not None else {}
         self.counts: dict = counts if counts is not None else {}
+        self.seq: dict = seq if seq is not None else {}
+        self.closed: dict = closed if closed is not None else {}
+        self.oldest: dict = oldest if oldest is not None else {}
+
+    # -- one entry's view -----------------------------------------------------------------------------
+    def newer(self, kind: str, e: Entry) -> int:
+        """Operations of ``kind`` issued after ``e``, up to the counter's maximum."""
+        n = self.seq[kind] - e.at
+        top = self.tops[kind]
+        return n if n < top else top
+
+    def is_open(self, kind: str, e: Entry) -> bool:
+        if not e.open:
+            return False
+        c = self.closed.get(kind)
+        return c is None or e.at > c
 
     def copy(self) -> "State":
-        return State({k: {kd: Entry(*e.key()) for kd, e in by.items()} for k, by in self.entries.items()},
-                     dict(self.counts))
+        closed = self.closed
+        entries = {}
+        for k, by in self.entries.items():
+            nb = {}
+            for kd, e in by.items():
+                c = closed.get(kd)
+                nb[kd] = Entry(e.at, e.open and (c is None or e.at > c))
+            entries[k] = nb
+        return State(self.tops, entries, dict(self.counts), dict(self.seq), {}, dict(self.oldest))
+
+    def _canonical(self) -> tuple:
+        return ({k: {kd: (self.newer(kd, e), self.is_open(kd, e)) for kd, e in by.items()}
+                 for k, by in self.entries.items()}, self.counts)
 
     def __eq__(self, other):
-        return self.entries == other.entries and self.counts == other.counts
-
-    def _all(self):
-        return ((k, kd, e) for k, by in self.entries.items() for kd, e in by.items())
+        return self._canonical() == other._canonical()
 
     def _drop(self, doomed) -> None:
         for k, kd in doomed:
@@ -79,64 +115,97 @@ class State:
             if not by:
                 del self.entries[k]
 
+    def _recount_oldest(self, kinds) -> None:
+        for kind in kinds:
+            if kind in self.oldest:
+                ats = [e.at for by in self.entries.values() for kd, e in by.items() if kd == kind]
+                if ats:
+                    self.oldest[kind] = min(ats)
+                else:
+                    del self.oldest[kind]
+
     def join(self, other: "State") -> "State":
         """What holds on either path: every pending effect, the fewest newer operations, the most
         outstanding."""
         out = self.copy()
-        for k, kd, e in other._all():
-            mine = out.entries.setdefault(k, {}).get(kd)
-            if mine is None:
-                out.entries[k][kd] = Entry(*e.key())
-            else:
-                mine.newer = min(mine.newer, e.newer)
-                mine.open = mine.open or e.open
+        for k, by in other.entries.items():
+            for kd, e in by.items():
+                n, o = other.newer(kd, e), other.is_open(kd, e)
+                mby = out.entries.setdefault(k, {})
+                mine = mby.get(kd)
+                s = out.seq.setdefault(kd, 0)
+                if mine is None:
+                    mby[kd] = Entry(s - n, o)
+                    low = out.oldest.get(kd)
+                    out.oldest[kd] = s - n if low is None or s - n < low else low
+                else:
+                    if n < out.newer(kd, mine):
+                        mine.at = s - n
+                    mine.open = mine.open or o
         for kind, n in other.counts.items():
             out.counts[kind] = max(out.counts.get(kind, 0), n)
         return out
 
     # -- effects --------------------------------------------------------------------------------------
-    def issue(self, kind: str, keys, limits: CounterLimits) -> None:
+    def issue(self, kind: str, keys) -> None:
         """An operation of ``kind`` issued, completing ``keys`` (registers and pseudo registers)."""
-        top = limits.of(COUNTER_OF[kind])
-        for _, kd, e in self._all():
-            if kd == kind:
-                e.newer = min(e.newer + 1, top)
-        if kind != "smem" and not any(self.counts.get(other) for other, c in COUNTER_OF.items()
-                                      if c == COUNTER_OF[kind] and other != kind):
+        top = self.tops[kind]
+        s = self.seq[kind] = self.seq.get(kind, 0) + 1
+        counts = self.counts
+        if kind != "smem" and not any(counts.get(other) for other in _SIBLINGS[kind]):
             # saturated: the oldest of this in-order kind retired before this one issued
-            self._drop([(k, kd) for k, kd, e in self._all() if kd == kind and e.newer >= top])
-        self.counts[kind] = min(self.counts.get(kind, 0) + 1, top)
-        for k in keys:
-            self.entries.setdefault(k, {})[kind] = Entry()
+            low = self.oldest.get(kind)
+            if low is not None and s - low >= top:
+                limit = s - top
+                self._drop([(k, kd) for k, by in self.entries.items() for kd, e in by.items()
+                            if kd == kind and e.at <= limit])
+                self._recount_oldest((kind,))
+        c = counts.get(kind, 0) + 1
+        counts[kind] = c if c < top else top
+        if keys:
+            entries = self.entries
+            for k in keys:
+                by = entries.get(k)
+                if by is None:
+                    entries[k] = {kind: Entry(s)}
+                else:
+                    by[kind] = Entry(s)
+            if kind not in self.oldest:
+                self.oldest[kind] = s
 
     def overwrite(self, keys) -> None:
         """A register written by an instruction that is not a load: no pending load completes it any more."""
+        entries = self.entries
         for k in keys:
-            by = self.entries.get(k)
+            by = entries.get(k)
             if by is not None:
                 self._drop([(k, kd) for kd in by if kd != "exp"])
 
     def wait(self, counter: str, n: int) -> None:
         """``s_waitcnt counter(n)``."""
-        kinds = [kd for kd, c in COUNTER_OF.items() if c == counter]
-        self._drop([(k, kd) for k, kd, e in self._all() if kd in kinds
-                    and (e.newer >= n if kd != "smem" else n == 0)])
-        for _, kd, e in self._all():
-            if kd in kinds:
-                e.open = False
+        kinds = KINDS_OF[counter]
+        oldest, seq = self.oldest, self.seq
+        if any(kd in oldest and (n == 0 if kd == "smem" else min(seq[kd] - oldest[kd], self.tops[kd]) >= n)
+               for kd in kinds):
+            self._drop([(k, kd) for k, by in self.entries.items() for kd, e in by.items() if kd in kinds
+                        and (self.newer(kd, e) >= n if kd != "smem" else n == 0)])
+            self._recount_oldest(kinds)
         for kd in kinds:
+            if kd in seq:
+                self.closed[kd] = seq[kd]
             if kd in self.counts:
                 self.counts[kd] = min(self.counts[kd], n)
                 if not self.counts[kd]:
                     del self.counts[kd]
 
     # -- what an access needs -------------------------------------------------------------------------
-    def need(self, key, kind: str, limits: CounterLimits) -> tuple | None:
+    def need(self, key, kind: str) -> tuple | None:
         """(the count ``s_waitcnt`` must reach before an access of ``key`` pending on ``kind``, whether
         that operation is of the newest batch), or None when it is not pending."""
-        e = self.entries.get(key, {}).get(kind)
+        by = self.entries.get(key)
+        e = by.get(kind) if by is not None else None
         if e is None:
             return None
         if kind == "smem":
-            return 0, e.open
-        return min(e.newer, limits.of(COUNTER_OF[kind]) - 1), e.open
+            return 0, self.is_open(kind, e)
+        return min(self.seq[kind] - e.at, self.tops[kind] - 1), self.is_open(kind, e)
