@@ -192,51 +192,87 @@ def _compile_expr(text: str, where: str):
 
 
 # -- operand roles ------------------------------------------------------------------------------------
-def _role(ins, role, assignment, cache) -> tuple:
-    g = cache.get(role)
-    if g is None:
-        g = cache[role] = _groups(ins, role, assignment)
-    return g
+_FIXED_ROLES = {"exec": EXEC_KEYS, "vcc": VCC_KEYS, "m0": M0_KEYS, "hwreg": (KEY_HWREG,), "none": (KEY_ANY,)}
+_USE_FILTER = {"use": None, "sgpr_use": "s", "vgpr_use": "v", "agpr_use": "a"}
+
+
+def _recipe(ins: Instruction, role: str) -> tuple:
+    """How ``ins`` (its opcode, modifiers and operand count) touches registers in ``role``: (items, kind
+    filter), an item an operand position or a fixed group; or (None, None): its store data, computed."""
+    try:
+        info = ins.info
+    except KeyError:
+        return (), None
+    nd, nops = info.num_defs, len(ins.operands)
+    defs = tuple(range(min(nd, nops)))
+    if role == "def":
+        return defs + _implicit_groups(info.implicit_defs, False), None
+    if role in _USE_FILTER:
+        items = tuple(range(nd, nops)) + _implicit_groups(info.implicit_uses, True)
+        if _READS_DEST.match(ins.opcode):
+            items += defs
+        return items, _USE_FILTER[role]
+    if role == "lane_select":
+        return tuple(range(2, min(3, nops))), "s"
+    if role == "src0":
+        return tuple(range(nd, min(nd + 1, nops))), None
+    if role == "src_ab":       # v_smfmac's index (its 4th operand) counts as SrcA/B, as in LLVM (not src2)
+        return tuple(range(1, min(4 if ins.opcode.startswith("v_smfmac") else 3, nops))), None
+    if role == "src_c":        # v_smfmac accumulates into its destination (LLVM's src2, tied to vdst)
+        return (tuple(range(0, min(1, nops))) if ins.opcode.startswith("v_smfmac") else tuple(range(3, min(4, nops)))), None
+    if role == "store_data":
+        return None, None
+    if role in _FIXED_ROLES:
+        return (_FIXED_ROLES[role],), None
+    raise KeyError(role)
+
+
+def _apply(recipe: tuple, ins: Instruction, assignment) -> tuple:
+    """The register groups (one tuple of keys per operand, non-empty) ``recipe`` names in ``ins``."""
+    items, flt = recipe
+    if items is None:
+        data = _store_data(ins, assignment)
+        return (data,) if data else ()
+    ops = ins.operands
+    out = []
+    for e in items:
+        if type(e) is int:
+            o = ops[e]
+            t = type(o)
+            if t is VRegRef:
+                index = assignment.get(o.vreg) if assignment else None
+                if index is None:
+                    continue
+                start = _KEY_BASE[o.vreg.kind] + index + o.offset
+                g = tuple(range(start, start + o.count))
+            elif t is Reg or t is Special:
+                g = operand_keys(o)
+                if not g:
+                    continue
+            else:
+                continue
+        else:
+            g = e
+        if flt is None or (g[0] < KEY_V if flt == "s" else (KEY_V <= g[0] < KEY_A if flt == "v" else g[0] >= KEY_A)):
+            out.append(g)
+    return tuple(out)
 
 
 def _groups(ins: Instruction, role: str, assignment) -> tuple:
     """The register groups (one tuple of keys per operand) ``ins`` touches in ``role``."""
-    def keys(ops):
-        return tuple(k for k in (operand_keys(o, assignment) for o in ops) if k)
-    try:
-        info = ins.info
-    except KeyError:
-        return ()
-    if role == "def":
-        out = keys(ins.defs) + tuple(_SPECIAL[n] for n in info.implicit_defs if n in _SPECIAL)
-        return out
-    if role in ("use", "sgpr_use", "vgpr_use", "agpr_use"):
-        out = keys(ins.uses) + tuple(_SPECIAL[n] for n in info.implicit_uses if n in _SPECIAL and n != "exec")
-        if _READS_DEST.match(ins.opcode):
-            out += keys(ins.defs)
-        if role == "sgpr_use":
-            out = tuple(g for g in out if g[0] < KEY_V)
-        elif role == "vgpr_use":
-            out = tuple(g for g in out if KEY_V <= g[0] < KEY_A)
-        elif role == "agpr_use":
-            out = tuple(g for g in out if g[0] >= KEY_A)
-        return out
-    ops = ins.operands
-    if role == "lane_select":
-        return tuple(g for g in keys(ops[2:3]) if g[0] < KEY_V)
-    if role == "src0":
-        return keys(ops[info.num_defs:info.num_defs + 1])
-    if role == "src_ab":       # v_smfmac's index (its 4th operand) counts as SrcA/B, as in LLVM (not src2)
-        return keys(ops[1:4] if ins.opcode.startswith("v_smfmac") else ops[1:3])
-    if role == "src_c":        # v_smfmac accumulates into its destination (LLVM's src2, tied to vdst)
-        return keys(ops[0:1] if ins.opcode.startswith("v_smfmac") else ops[3:4])
-    if role == "store_data":
-        data = _store_data(ins, assignment)
-        return (data,) if data else ()
-    fixed = {"exec": EXEC_KEYS, "vcc": VCC_KEYS, "m0": M0_KEYS, "hwreg": (KEY_HWREG,), "none": (KEY_ANY,)}
-    if role in fixed:
-        return (fixed[role],)
-    raise KeyError(role)
+    return _apply(_recipe(ins, role), ins, assignment)
+
+
+_IMPLICIT_GROUPS: dict = {}
+
+
+def _implicit_groups(names: tuple, uses: bool) -> tuple:
+    """The groups of an opcode's implicit operands (EXEC left out of the reads: every VALU reads it)."""
+    key = (names, uses)
+    got = _IMPLICIT_GROUPS.get(key)
+    if got is None:
+        got = _IMPLICIT_GROUPS[key] = tuple(_SPECIAL[n] for n in names if n in _SPECIAL and not (uses and n == "exec"))
+    return got
 
 
 ROLES = ("def", "use", "sgpr_use", "vgpr_use", "agpr_use", "lane_select", "src0", "src_ab", "src_c",
@@ -344,56 +380,107 @@ class HazardModel:
 
     def profile(self, ins: Instruction, assignment=None) -> Profile:
         """Every rule ``ins`` may produce for or consume (no knowledge of the rest of the program)."""
-        return self.profiles([ins], assignment, prune=False)[0]
+        return self._profile_all(ins, assignment)
 
     def profiles(self, items, assignment=None, prune: bool = True) -> list:
-        """Profiles of a program's instructions (None for labels and comments). With ``prune``, a
-        consumer check is kept only where some instruction of the program produces an overlapping
-        register for that rule: what can never fire costs nothing later."""
-        prods, roles = [], []
-        produced: dict = {}
-        live = None
-        if prune:   # rules with both a producer and a consumer instruction in the program
-            p_any, c_any = set(), set()
-            for ins in items:
-                if isinstance(ins, Instruction):
-                    p, c = self.classes(ins)
-                    p_any.update(p)
-                    c_any.update(c)
-            live = p_any & c_any
-        for ins in items:
-            if not isinstance(ins, Instruction):
-                prods.append(None)
-                roles.append(None)
+        """Profiles of a program's instructions (None for labels and comments). With ``prune``, only the
+        rules that can fire in this program are kept: those where some instruction produces a register
+        that some consumer of the rule reads in its role (a profile's ``produces`` and ``consumes`` then
+        hold only those rules, and a consumer only the groups that overlap a produced register): what can
+        never fire costs nothing later."""
+        if not prune:
+            return [None if not isinstance(x, Instruction) else self._profile_all(x, assignment) for x in items]
+        rules = self.rules
+        cls = [self.classes(x) if isinstance(x, Instruction) else None for x in items]
+        distinct = {id(pc): pc for pc in cls if pc is not None}      # classes() answers one tuple per class
+        p_any, c_any = set(), set()
+        for pc in distinct.values():
+            p_any.update(pc[0])
+            c_any.update(pc[1])
+        live = p_any & c_any                  # rules with both a producer and a consumer instruction
+
+        # per class, the roles it takes part in for live rules: ((role, recipe, (rule, ...)), ...) per side
+        first = {}
+        for ins, pc in zip(items, cls):
+            if pc is not None and id(pc) not in first:
+                first[id(pc)] = ins
+
+        def by_role(ins, idxs, side):
+            roles: dict = {}
+            for idx in idxs:
+                if idx in live:
+                    roles.setdefault(getattr(rules[idx], side), []).append(idx)
+            return tuple((role, _recipe(ins, role), tuple(ids)) for role, ids in roles.items())
+
+        plans = {i: (by_role(first[i], pc[0], "writes"), by_role(first[i], pc[1], "reads"))
+                 for i, pc in distinct.items()}
+        # the registers each (class, side, role) touches over the program, then per rule
+        touched: dict = {}
+        caches = [None] * len(items)
+        for i, (ins, pc) in enumerate(zip(items, cls)):
+            if pc is None:
                 continue
-            cache: dict = {}
-            produces = {}
-            for idx in self.classes(ins)[0]:
-                if live is not None and idx not in live:
-                    continue
-                g = _role(ins, self.rules[idx].writes, assignment, cache)
-                if g:
-                    produces[idx] = g
-                    produced.setdefault(idx, set()).update(k for grp in g for k in grp)
-            prods.append(produces)
-            roles.append(cache)
+            plan = plans[id(pc)]
+            if not plan[0] and not plan[1]:
+                continue
+            cache = caches[i] = {}
+            for side in (0, 1):
+                for role, recipe, _ in plan[side]:
+                    g = cache.get(role)
+                    if g is None:
+                        g = cache[role] = _apply(recipe, ins, assignment)
+                    if g:
+                        key = (id(pc), side, role)
+                        keys = touched.get(key)
+                        if keys is None:
+                            keys = touched[key] = set()
+                        keys.update(*g)
+        produced: dict = {}
+        consumed: dict = {}
+        for (pc, side, role), keys in touched.items():
+            for r, _, ids in plans[pc][side]:
+                if r == role:
+                    for idx in ids:
+                        (produced if side == 0 else consumed).setdefault(idx, set()).update(keys)
+        active = {idx for idx, keys in produced.items() if idx in consumed and not keys.isdisjoint(consumed[idx])}
         out = []
-        for ins, produces, cache in zip(items, prods, roles):
-            if produces is None:
+        fired: dict = {}                      # class -> (producer rules, consumer rules) that can fire
+        for ins, pc, cache in zip(items, cls, caches):
+            if pc is None:
                 out.append(None)
                 continue
-            consumes = []
-            for idx in self.classes(ins)[1]:
-                keys = produced.get(idx)
-                if prune and not keys:
-                    continue
-                g = _role(ins, self.rules[idx].reads, assignment, cache)
-                if prune:
-                    g = tuple(grp for grp in g if not keys.isdisjoint(grp))
-                if g:
-                    consumes.append((idx, g))
+            produces, consumes = {}, []
+            if cache is not None and active:
+                f = fired.get(id(pc))
+                if f is None:
+                    f = fired[id(pc)] = (tuple((idx, rules[idx].writes) for idx in pc[0] if idx in active),
+                                     tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active))
+                for idx, role in f[0]:
+                    g = cache[role]
+                    if g:
+                        produces[idx] = g
+                for idx, role in f[1]:
+                    keys = produced[idx]
+                    g = tuple(grp for grp in cache[role] if not keys.isdisjoint(grp))
+                    if g:
+                        consumes.append((idx, g))
             out.append(Profile(wait_states_of(ins), produces, tuple(consumes)))
         return out
+
+    def _profile_all(self, ins: Instruction, assignment) -> Profile:
+        """Every rule ``ins`` may produce for or consume (no knowledge of the rest of the program)."""
+        producers, consumers = self.classes(ins)
+        produces = {}
+        for idx in producers:
+            g = _groups(ins, self.rules[idx].writes, assignment)
+            if g:
+                produces[idx] = g
+        consumes = []
+        for idx in consumers:
+            g = _groups(ins, self.rules[idx].reads, assignment)
+            if g:
+                consumes.append((idx, g))
+        return Profile(wait_states_of(ins), produces, tuple(consumes))
 
     def required(self, idx: int, producer: Instruction, producer_groups, consumer: Instruction, group) -> int:
         """Wait states rule ``idx`` requires between this nearest producer and the consumer (0: none)."""
