@@ -4,6 +4,7 @@ listed, Tensile's step folders, winners, the logic file create-library builds, r
 import csv
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -112,12 +113,20 @@ FORKS = [{"ThreadTile": [[4, 4], [2, 2]]}, {"WorkGroup": [[16, 16, 1]]}, {"Depth
 SIZES = [{"Exact": [127, 61, 1, 33]}, {"Exact": [512, 512, 1, 512]}, {"Range": [[64], [64], [1], [96, 32, 128]]}]
 
 
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory, cache):
+    """One model run of the FORKS x SIZES config: (its folder, its report)."""
+    tmp = tmp_path_factory.mktemp("whole")
+    cfg = write_config(tmp, FORKS, SIZES)
+    return tmp, _tune(cfg, tmp / "out", cache)
+
+
 @needs_llvm
-def test_model_run_writes_tensiles_step_folders_and_a_library(tmp_path, cache):
+def test_model_run_writes_tensiles_step_folders_and_a_library(whole, cache):
     from tensile_asm.library.logic import read_logic_file
 
-    cfg = write_config(tmp_path, FORKS, SIZES)
-    rep = _tune(cfg, tmp_path / "out", cache)
+    tmp_path, rep = whole
+    cfg = tmp_path / "config.yaml"
     [g] = rep.groups
     # 16 forks: StaggerUMapping 1 is not built by the writer, VectorWidth 4 with ThreadTile 2x2 is invalid by
     # Tensile's rules; each fork not built is listed with its reason, none dropped
@@ -157,9 +166,9 @@ def _rows(lf):
 
 
 @needs_llvm
-def test_shards_merge_to_the_unsharded_winners(tmp_path, cache):
+def test_shards_merge_to_the_unsharded_winners(tmp_path, cache, whole):
     cfg = write_config(tmp_path, FORKS, SIZES)
-    whole = _tune(cfg, tmp_path / "whole", cache)
+    whole_dir, whole = whole
     for i in range(3):
         part = _tune(cfg, tmp_path / "sharded", cache, shard=(i, 3))
         assert part.logic_files == [] and part.groups[0].benchmarked == 4 * sum(
@@ -168,7 +177,7 @@ def test_shards_merge_to_the_unsharded_winners(tmp_path, cache):
     assert merged.groups[0].benchmarked == 0
     assert [(w.sizes, w.candidate.name) for w in merged.groups[0].winners] == \
         [(w.sizes, w.candidate.name) for w in whole.groups[0].winners]
-    a = (tmp_path / "whole/3_LibraryLogic").glob("*.yaml")
+    a = (whole_dir / "out/3_LibraryLogic").glob("*.yaml")
     assert [p.read_text() for p in a] == [p.read_text() for p in (tmp_path / "sharded/3_LibraryLogic").glob("*.yaml")]
 
 
@@ -182,3 +191,18 @@ def test_emulator_backend_validates_small_sizes(tmp_path, cache):
     assert rows[1][10:12] == ["emulator", "modelled"] and float(rows[1][12]) > 0
     assert rows[2][12] == "-1"          # too large to emulate: not run, never a made-up number
     assert len(g.winners) == 1 and g.no_winner and rep.logic_files == []
+
+
+def test_maps_grid_places_each_winner():
+    from types import SimpleNamespace as NS
+
+    from tensile_asm.tuning.maps import grid
+    from tensile_asm.tuning.sizes import TuningSize
+
+    sizes = [TuningSize((m, n, 1, 32, m, m, m, n), m, n, 32, 1, (m, m, m, n)) for n in (8, 24) for m in (16, 48, 80)]
+    wins = [NS(sizes=s.sizes, gflops=float(s.m + s.n), candidate=NS(name="big" if s.m > 40 else "small"))
+            for s in sizes if (s.m, s.n) != (80, 24)]
+    xa, ya, xs, ys, gf, win, names = grid(sizes, wins)
+    assert (xa, ya, xs, ys) == ("m", "n", [16, 48, 80], [8, 24]) and names == ["small", "big"]
+    assert gf[1, 0] == 16 + 24 and np.isnan(gf[1, 2]) and win[1, 2] == -1 and list(win[0]) == [0, 1, 1]
+    assert grid(sizes[:3] + [TuningSize((5, 5, 1, 5, 5, 5, 5, 5), 5, 5, 5, 1, (5, 5, 5, 5))], []) is None

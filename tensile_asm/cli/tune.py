@@ -40,6 +40,9 @@ def add_tune_arguments(p: argparse.ArgumentParser, tensile_shape: bool = False) 
                         "step 1; a run without --shard then merges every shard's results")
     p.add_argument("--library-logic", action="store_true",
                    help="write 3_LibraryLogic and 4_LibraryClient even when the config has no LibraryLogic section")
+    p.add_argument("--maps", action="store_true",
+                   help="for size groups that vary in two of M, N, K, batch: PNG maps of the winning GFLOPS and of "
+                        "the winning solution in OUT/maps/ (needs matplotlib: pip install tensile-asm[plots])")
     p.add_argument("--jobs", type=int, default=None, help="kernel-building processes (default: the cores)")
     p.add_argument("--cache-dir", type=Path, default=None, help="kernel cache (default: create-library's)")
     p.add_argument("--global-parameters", nargs="+", default=[], metavar="KEY=VALUE",
@@ -58,7 +61,7 @@ def run_tune(args) -> int:
         overrides[key] = yaml.safe_load(value)
     report = driver.tune(args.config, args.output, backend=args.backend, arch=args.arch, device=args.device,
                          shard=args.shard, jobs=args.jobs, cache_dir=args.cache_dir,
-                         library_logic=args.library_logic, overrides=overrides)
+                         library_logic=args.library_logic, overrides=overrides, maps=args.maps)
     for note in report.notes:
         print(f"note: {note}")
     for g in report.groups:

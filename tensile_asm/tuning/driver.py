@@ -106,7 +106,8 @@ def _validation_sizes(c: Candidate, sizes) -> list[GemmSize]:
 
 def tune(config_path, out_dir, backend: str = "model", arch: str | None = None, device: str | None = None,
          shard: tuple[int, int] | None = None, jobs: int | None = None, cache_dir=None, progress: bool | None = None,
-         library_logic: bool = False, overrides: dict | None = None, log=print) -> TuneReport:
+         library_logic: bool = False, overrides: dict | None = None, maps: bool = False,
+         log=print) -> TuneReport:
     cfg = read_config(config_path, overrides)
     out = Path(out_dir)
     gp = cfg.global_parameters
@@ -140,6 +141,14 @@ def tune(config_path, out_dir, backend: str = "model", arch: str | None = None, 
             reports.append(rep)
             if problem.problem_type is not None:
                 by_type.setdefault(problem.problem_type.name, []).append((problem, rep))
+    if maps and shard is None:
+        from tensile_asm.tuning.maps import write_maps
+        provenance = runtime.provenance
+        for problem in cfg.problems:
+            for group in problem.groups:
+                rep = next(r for r in reports if r.name == f"{problem.name}_{group.index:02d}")
+                for path in write_maps(rep.name, group.sizes, rep.winners, out / "maps", provenance):
+                    say(f"map        {path}")
     logic_files: list[Path] = []
     library = None
     do_logic = (cfg.library_logic is not None or library_logic) and shard is None
