@@ -158,6 +158,16 @@ def test_model_run_writes_tensiles_step_folders_and_a_library(whole, cache):
     # a rerun resumes: nothing is benchmarked again
     rep2 = _tune(cfg, tmp_path / "out", cache)
     assert rep2.groups[0].benchmarked == 0 and rep2.groups[0].reused == 4 * g.built
+    # a size added to the config: only it is benchmarked, and the logic file and library are redone
+    import shutil
+    grown = tmp_path / "grown"
+    shutil.copytree(tmp_path / "out", grown / "out")
+    raw = yaml.safe_load(cfg.read_text())
+    raw["BenchmarkProblems"][0][1]["BenchmarkFinalParameters"][0]["ProblemSizes"].append({"Exact": [7, 300, 3, 5]})
+    (grown / "config.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    rep3 = _tune(grown / "config.yaml", grown / "out", cache)
+    assert rep3.groups[0].benchmarked == g.built
+    assert len(read_logic_file(rep3.logic_files[0]).exact_logic) == 5
 
 
 def _rows(lf):

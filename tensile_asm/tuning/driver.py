@@ -296,8 +296,10 @@ def _write_logic(cfg: TuningConfig, by_type: dict, out: Path, arch: str, say) ->
         schedule = alias
     devices = ll.get("DeviceNames") or ["fallback"]
     logic_dir = out / "3_LibraryLogic"
-    if logic_dir.is_dir() and any(logic_dir.iterdir()) and not cfg.global_parameters["ForceRedoLibraryLogic"]:
-        say("3_LibraryLogic already written (ForceRedoLibraryLogic false): kept")
+    fresh = any(rep.benchmarked for entries in by_type.values() for _, rep in entries)
+    if logic_dir.is_dir() and any(logic_dir.iterdir()) and not cfg.global_parameters["ForceRedoLibraryLogic"] \
+            and not fresh:
+        say("3_LibraryLogic already written from these results (ForceRedoLibraryLogic false): kept")
         return sorted(logic_dir.glob("*.yaml"))
     logic_dir.mkdir(parents=True, exist_ok=True)
     files = []
@@ -317,8 +319,11 @@ def _library_client(cfg, out: Path, arch: str, jobs, cache_dir, progress, say) -
     from tensile_asm.library.create import create_library
 
     lib = out / "4_LibraryClient"
-    if (lib / "library").is_dir() and not cfg.global_parameters["ForceRedoLibraryClient"]:
-        say("4_LibraryClient already built (ForceRedoLibraryClient false): kept")
+    logic_time = max(p.stat().st_mtime for p in (out / "3_LibraryLogic").glob("*.yaml"))
+    marker = lib / "support.json"       # written last by create-library
+    if marker.is_file() and not cfg.global_parameters["ForceRedoLibraryClient"] \
+            and marker.stat().st_mtime >= logic_time:
+        say("4_LibraryClient already built from these logic files (ForceRedoLibraryClient false): kept")
         return lib
     create_library(out / "3_LibraryLogic", lib, arch, library_format=cfg.global_parameters["LibraryFormat"],
                    merge_files=bool(cfg.global_parameters["MergeFiles"]), jobs=jobs, cache_dir=cache_dir,

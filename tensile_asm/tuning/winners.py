@@ -42,6 +42,33 @@ def pick_winners(sizes, cands, results) -> tuple[list[Winner], list]:
     return winners, none
 
 
+# Architectures whose MFMA results can live in arch VGPRs (Tensile 4.44 ArchCaps HasAccCD)
+_HAS_ACC_CD = frozenset({"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"})
+
+
+def tensile_only_keys(sol, arch: str) -> dict:
+    """Keys Tensile 4.44's assignDerivedParameters adds to every solution and writes into a logic file (its
+    kernel writer reads them back, since the file says AssignedDerivedParameters) that this project's
+    derivation does not compute, by 4.44's rules: LdsInitCVgprs (MFMA, StorePriorityOpt, fp64, an architecture
+    with AccCD), NoLdsWriteCode (A and B both DirectToLds/DirectToVgpr), EnableF32XdlMathOp (fp32 inputs with
+    another F32XdlMathOp), EnableMatrixInstructionStore (MFMA and LocalSplitU 1), MFMA_BF16_1K (bf16 MFMA on an
+    architecture with the 1k instructions), VectorWidthA (= VectorWidth), CodeObjectVersion ("default")."""
+    p, pt = sol.params, sol.problem_type
+    mfma = bool(sol.derived.is_mfma)
+    xdl = pt.f32_xdl_math_op
+    return {
+        "LdsInitCVgprs": bool(arch in _HAS_ACC_CD and mfma and p.get("StorePriorityOpt")
+                              and pt.data_type.char == "D"),
+        "NoLdsWriteCode": bool((p.get("DirectToVgprA") or p.get("DirectToLdsA"))
+                               and (p.get("DirectToVgprB") or p.get("DirectToLdsB"))),
+        "EnableF32XdlMathOp": bool(xdl is not None and xdl.char != "S" and pt.data_type.char == "S"),
+        "EnableMatrixInstructionStore": bool(mfma and int(p.get("LocalSplitU", 1)) == 1),
+        "MFMA_BF16_1K": bool(mfma and pt.data_type.char == "B" and arch in _HAS_ACC_CD),
+        "VectorWidthA": p.get("VectorWidth"),
+        "CodeObjectVersion": "default",
+    }
+
+
 def write_logic(path, *, schedule: str, arch: str, device_names, problem_type, winners: list[Winner]):
     """The logic file of one problem type and architecture (list form, as Tensile 4.44 writes it)."""
     from tensile_asm.library.logic import write_logic_file
@@ -50,7 +77,10 @@ def write_logic(path, *, schedule: str, arch: str, device_names, problem_type, w
     for w in winners:
         if w.candidate.name not in used:
             used[w.candidate.name] = len(order)
-            order.append(w.candidate.solution)
+            sol = w.candidate.solution
+            for key, value in tensile_only_keys(sol, arch).items():
+                sol.derived_keys.setdefault(key, value)
+            order.append(sol)
     rows = [(list(w.sizes), used[w.candidate.name], w.gflops) for w in winners]
     return write_logic_file(path, schedule=schedule, architecture=arch, device_names=list(device_names),
                             problem_type=problem_type, solutions=order, exact_logic=rows)
