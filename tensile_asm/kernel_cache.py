@@ -30,6 +30,7 @@ import msgpack
 ENTRY_FORMAT = 1
 PACKAGE_DIR = Path(__file__).resolve().parent
 ISA_DIR = PACKAGE_DIR.parent / "isa"
+TEMPLATE_DIR = PACKAGE_DIR.parent / "templates"     # the source writer's jinja2 templates
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class KernelPart:
     name: str
     object: bytes
     metadata: dict
+    language: str = "Assembly"   # KernelLanguage: Source kernels go to the .hsaco code objects, as Tensile's
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,13 @@ NOT_KERNEL_SOURCE = ("emulator", "inspect", "benchmark", "runtime", "cli", "libr
 
 @lru_cache(maxsize=None)
 def source_hash(kernels: bool = False) -> str:
-    """A hash of the package's Python source and the architecture tables (``kernels``: only the source
+    """A hash of the package's Python source, the architecture tables and the source writer's templates (``kernels``: only the source
     that writes kernels): the version of what is generated."""
     h = hashlib.sha256()
     paths = sorted(PACKAGE_DIR.rglob("*.py"))
     if kernels:
         paths = [p for p in paths if p.relative_to(PACKAGE_DIR).parts[0] not in NOT_KERNEL_SOURCE]
-    for p in paths + sorted(ISA_DIR.glob("*.yaml")):
+    for p in paths + sorted(ISA_DIR.glob("*.yaml")) + sorted(q for q in TEMPLATE_DIR.glob("*") if q.is_file()):
         h.update(str(p.relative_to(PACKAGE_DIR.parent)).encode() + b"\0")
         h.update(p.read_bytes() + b"\0")
     return h.hexdigest()
@@ -95,14 +97,15 @@ class KernelCache:
             data = msgpack.unpackb(self.path(key).read_bytes(), raw=False)
             if data["format"] != ENTRY_FORMAT or data["key"] != key:
                 return None
-            parts = [KernelPart(n, o, m) for n, o, m in data["parts"]]
+            parts = [KernelPart(*row) for row in data["parts"]]
             return CacheEntry(parts, data["error"])
         except (OSError, ValueError, KeyError, TypeError, msgpack.UnpackException):
             return None
 
     def put(self, key: str, entry: CacheEntry) -> None:
         data = msgpack.packb({"format": ENTRY_FORMAT, "key": key, "error": entry.error,
-                              "parts": [[p.name, p.object, p.metadata] for p in entry.parts]}, use_bin_type=True)
+                              "parts": [[p.name, p.object, p.metadata] + ([p.language] if p.language != "Assembly" else [])
+                                        for p in entry.parts]}, use_bin_type=True)
         _write_atomic(self.path(key), data)
 
     # Finished outputs (a linked code object, a master library file), by a key of everything they are made

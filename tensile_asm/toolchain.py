@@ -118,3 +118,64 @@ def link(objects: list[bytes], out_path: Path, source_name: str = "kernels") -> 
 
 def assemble_and_link(text: str, arch: Arch, out_path: Path, source_name: str = "<kernel>.s") -> None:
     link([assemble(text, arch, source_name)], out_path, source_name)
+
+
+# ---------------------------------------------------------------------------------------------- HIP source
+
+# -fhip-kernel-arg-name: the metadata names each argument (the runtime matches them to the contract's)
+HIP_FLAGS = ("-x", "hip", "--cuda-device-only", "-O3", "-S", "-mcode-object-version=5", "-fno-gpu-rdc",
+             "-fhip-kernel-arg-name", "-Wno-unused-parameter")
+
+
+def hip_identity() -> str:
+    """The HIP compiler as it is now (path, size, modification time): part of source kernels' cache keys."""
+    from tensile_asm.toolchain_paths import find_hip_compiler
+    clang, _ = find_hip_compiler()
+    st = Path(clang).resolve().stat()
+    return f"{Path(clang).resolve()}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _hip_command(arch: Arch, out: Path, source: Path, cuid: str) -> list[str]:
+    from tensile_asm.toolchain_paths import device_lib_dir, find_hip_compiler
+    clang, rocm = find_hip_compiler()
+    cmd = [clang, *HIP_FLAGS, f"--offload-arch={arch.name}", f"--rocm-path={rocm or '/usr'}"]
+    libs = device_lib_dir(rocm)
+    # the device libraries (ocml, ockl) are linked where they know the target; Debian's 5.2 ones stop at
+    # gfx940, so gfx942 kernels compile without them (the GEMM kernels call none of their functions)
+    version = arch.name[3:].lower()
+    if libs is not None and (libs / f"oclc_isa_version_{version}.bc").is_file():
+        cmd.append(f"--rocm-device-lib-path={libs}")
+    else:
+        cmd.append("-nogpulib")
+    # a fixed compilation-unit id (clang's default hashes the temporary file's path): the same text compiles
+    # to the same bytes, and kernels linked together keep distinct __hip_cuid_ symbols
+    return cmd + [f"-cuid={cuid}", "-o", str(out), str(source)]
+
+
+def compile_hip(text: str, arch: Arch, source_name: str = "<kernel>.hip", cache: bool = True) -> str:
+    """Compile HIP C++ text for ``arch`` (device code only) and return the AMDGPU assembly clang writes for
+    it (kernel code, descriptors and the ``.amdgpu_metadata`` block); kept by a hash of the compiler, target
+    and text with ``cache``."""
+    key = hashlib.sha256(f"hip\0{hip_identity()}\0{arch.name}\0{text}".encode()).hexdigest()
+    cached = cache_dir() / f"{key}.hip.s"
+    if cache and cached.is_file():
+        return cached.read_text()
+    with tempfile.TemporaryDirectory(prefix="tensile-asm-") as tmp:
+        src, out = Path(tmp) / "kernel.hip", Path(tmp) / "kernel.s"
+        src.write_text(text)
+        cmd = _hip_command(arch, out, src, key[:16])
+        try:
+            proc = subprocess.run(cmd, capture_output=True)
+        except OSError as e:
+            raise ToolchainError(f"could not run {cmd[0]}: {e}") from None
+        diagnostics = proc.stderr.decode(errors="replace").strip()
+        if proc.returncode != 0 or "error" in diagnostics:
+            first = next((l for l in diagnostics.splitlines() if "error" in l), diagnostics[:300])
+            raise ToolchainError(f"the HIP compiler rejected {source_name}: {first.replace(str(src), source_name)}")
+        asm = out.read_text()
+    if cache:
+        try:
+            write_atomic(cached, asm)
+        except OSError:
+            pass
+    return asm

@@ -41,3 +41,37 @@ def find_llvm_tool(name: str) -> str:
         if found:
             return found
     raise ToolchainError(f"the LLVM tool '{name}' was not found; {INSTALL_HINT}")
+
+
+# Debian's HIP headers (libamdhip64-dev 5.2) compile with its clang 19, not with clang 22 (which no longer
+# defines __AMDGCN_WAVEFRONT_SIZE); ROCm's own clang comes with its own headers.
+HIP_INSTALL_HINT = ("install 'apt-get install -y clang-19 hipcc libamdhip64-dev rocm-device-libs' (or run tools/setup), "
+                    "or set TENSILE_ASM_HIP_CLANG to a clang++ that compiles HIP")
+DEVICE_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/opt/rocm/amdgcn/bitcode")
+
+
+@lru_cache(maxsize=None)
+def find_hip_compiler() -> tuple[str, str | None]:
+    """(clang++ that compiles HIP, its ROCm path or None for Debian's /usr layout)."""
+    if os.environ.get("TENSILE_ASM_HIP_CLANG"):
+        path = os.environ["TENSILE_ASM_HIP_CLANG"]
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise ToolchainError(f"TENSILE_ASM_HIP_CLANG={path} is not an executable clang++")
+        return path, os.environ.get("ROCM_PATH")
+    for rocm in filter(None, (os.environ.get("ROCM_PATH"), "/opt/rocm")):
+        candidate = Path(rocm) / "llvm" / "bin" / "clang++"
+        if candidate.is_file() and (Path(rocm) / "include" / "hip" / "hip_runtime.h").is_file():
+            return str(candidate), rocm
+    found = shutil.which("clang++-19")
+    if found and Path("/usr/include/hip/hip_runtime.h").is_file():
+        return found, None
+    raise ToolchainError(f"no clang++ that compiles HIP with the HIP headers was found; {HIP_INSTALL_HINT}")
+
+
+def device_lib_dir(rocm_path: str | None) -> Path | None:
+    """The ROCm device libraries' bitcode directory (ocml, ockl, oclc_*), or None."""
+    dirs = [Path(rocm_path) / "amdgcn" / "bitcode"] if rocm_path else []
+    for d in dirs + [Path(p) for p in DEVICE_LIB_DIRS]:
+        if (d / "ocml.bc").is_file():
+            return d
+    return None

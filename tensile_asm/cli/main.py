@@ -39,7 +39,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="YAML file with one solution (Tensile parameter names), or a logic file with --index")
         sp.add_argument("--index", type=int, default=None, help="solution index when --solution is a logic file")
 
-    emit = sub.add_parser("emit", help="write NAME.s and NAME.co and print the kernel's resources")
+    emit = sub.add_parser("emit", help="write NAME.s and NAME.co (and NAME.hip for a KernelLanguage: Source "
+                                       "solution) and print the kernel's resources")
     solution_args(emit)
     emit.add_argument("-o", "--output", required=True, type=Path, help="output directory")
 
@@ -120,8 +121,20 @@ def _load(args):
     sol = load_solution_file(args.solution, index=args.index)
     sol.validate()
     name = min_names([sol])[0]
+    if _is_source(sol):     # KernelLanguage: Source: compiled from HIP, no assembly Kernel object
+        return arch, sol, None
     kernel = build_kernel(sol, arch, name)
     return arch, sol, kernel
+
+
+def _is_source(sol) -> bool:
+    from tensile_asm.source.build import is_source
+    return is_source(sol)
+
+
+def _source_name(sol) -> str:
+    from tensile_asm.solution.naming import min_names
+    return min_names([sol])[0]
 
 
 def _print_resources(kernel) -> None:
@@ -136,7 +149,9 @@ def cmd_emit(args) -> int:
     from tensile_asm import toolchain
     from tensile_asm.writer.build import link_kernels
 
-    arch, _, kernel = _load(args)
+    arch, sol, kernel = _load(args)
+    if kernel is None:
+        return _emit_source(arch, sol, args.output)
     text = kernel.text()
     out = args.output
     co = out / f"{kernel.name}.co"
@@ -144,6 +159,21 @@ def cmd_emit(args) -> int:
     toolchain.write_atomic(out / f"{kernel.name}.s", text)
     _print_resources(kernel)
     print(f"wrote      {out / (kernel.name + '.s')}\n           {co}")
+    return 0
+
+
+def _emit_source(arch, sol, out: Path) -> int:
+    """emit for a KernelLanguage: Source solution: the HIP text, clang's assembly and the code object."""
+    from tensile_asm import toolchain
+    from tensile_asm.source.build import link_source_kernel, resources_text
+
+    name = _source_name(sol)
+    co = out / f"{name}.co"
+    text, asm, metadata = link_source_kernel(sol, arch, name, co)
+    toolchain.write_atomic(out / f"{name}.hip", text)
+    toolchain.write_atomic(out / f"{name}.s", asm)
+    print(resources_text(name, metadata))
+    print(f"wrote      {out / (name + '.hip')}\n           {out / (name + '.s')}\n           {co}")
     return 0
 
 
@@ -171,7 +201,9 @@ def _verify_solution(args) -> int:
 
     sizes = [Size(*parse_size(s)) for s in args.size]
     arch, sol, kernel = _load(args)
-    contract = GemmKernelContract.from_solution(sol, kernel.name)
+    if kernel is None and args.asm is not None:
+        raise UserError(f"verify --asm replaces an assembly kernel; {args.solution} is KernelLanguage: Source")
+    contract = GemmKernelContract.from_solution(sol, kernel.name if kernel is not None else _source_name(sol))
     if args.beta is None:
         args.beta = 0.5 if sol.problem_type.use_beta else 0.0
     elif args.beta != 0.0 and not sol.problem_type.use_beta:
@@ -189,10 +221,14 @@ def _verify_solution(args) -> int:
                                        exclude={k.name for k in with_helpers([kernel], arch)[1:]})
             contract = dataclasses.replace(contract, name=name)
             print(f"verifying {args.asm} (kernel {name}) on the emulator")
+        elif kernel is None:
+            from tensile_asm.source.build import link_source_kernel
+            _, asm, _ = link_source_kernel(sol, arch, contract.name, co)
+            print(f"verifying {contract.name} (KernelLanguage: Source) on the emulator")
         else:
             link_kernels([kernel], arch, co)
             print(f"verifying {kernel.name} on the emulator")
-        source = args.asm.read_text() if args.asm is not None else kernel.text()
+        source = args.asm.read_text() if args.asm is not None else kernel.text() if kernel is not None else asm
         runtime = EmulatedRuntime(strict=not args.no_strict, source=source)
         results = verify_sizes(co, contract, sizes, args.alpha, args.beta, args.seed, runtime)
     return _print_results(results)
@@ -260,11 +296,16 @@ def cmd_inspect(args) -> int:
         return run(args)
     if args.arch is None:
         raise UserError(f"inspect --solution {args.solution}: say which architecture to build for, e.g. --arch gfx90a")
-    arch, _, kernel = _load(args)
+    arch, sol, kernel = _load(args)
+    name = kernel.name if kernel is not None else _source_name(sol)
     with tempfile.TemporaryDirectory(prefix="tensile-asm-inspect-") as tmp:
-        args.file = Path(tmp) / f"{kernel.name}.co"
-        link_kernels([kernel], arch, args.file)
-        args.kernel = args.kernel or kernel.name
+        args.file = Path(tmp) / f"{name}.co"
+        if kernel is None:
+            from tensile_asm.source.build import link_source_kernel
+            link_source_kernel(sol, arch, name, args.file)
+        else:
+            link_kernels([kernel], arch, args.file)
+        args.kernel = args.kernel or name
         return run(args)
 
 

@@ -508,7 +508,10 @@ def _manifest_only(out_dir: Path, archs: list[str], files: list[Path], items: li
         if it.reason is None and all(it.name != k for k, _ in kernels[it.arch]):
             kernels[it.arch].append((it.name, GemmKernelContract.from_solution(it.solution, it.name).helper_name()))
     libraries = build_library_files(_library_parts(items, separate), separate, lazy)
-    source, assembly = outputs.expected_code_objects(kernels, lib_dir, merge_files, libraries.code_object_of)
+    source_kernels = frozenset(it.name for it in items
+                               if it.reason is None and it.solution.params.get("KernelLanguage") == "Source")
+    source, assembly = outputs.expected_code_objects(kernels, lib_dir, merge_files, libraries.code_object_of,
+                                                     source_kernels)
     ext = ".yaml" if library_format == "yaml" else ".dat"
     manifest = outputs.write_manifest(lib_dir, [lib_dir / (name + ext) for name in libraries.libraries],
                                       source, assembly)

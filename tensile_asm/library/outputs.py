@@ -95,8 +95,11 @@ def link_code_objects(kernels: list[tuple[str, list]], gfx: str, lib_dir: Path, 
     code object; ``stage(final) -> Path`` gives the temporary path to write ``final`` under.
     ``code_object_of`` (lazy loading): {kernel: placeholder}, each placeholder's kernels in ``<placeholder>.co``,
     a compressed bundle as the merged one."""
+    # KernelLanguage: Source kernels go where Tensile puts its HIP-compiled kernels: with the helpers
+    source = [k for k in kernels if any(p.name == k[0] and p.language == "Source" for p in k[1])]
+    helpers: dict[str, object] = {p.name: p for _, parts in source for p in parts}
+    kernels = [k for k in kernels if k not in source]
     names = {name for name, _ in kernels}
-    helpers: dict[str, object] = {}
     if code_object_of:
         groups = list(_lazy_groups(kernels, gfx, code_object_of).items())
     elif merge_files:
@@ -104,6 +107,8 @@ def link_code_objects(kernels: list[tuple[str, list]], gfx: str, lib_dir: Path, 
     else:
         groups = [(assembly_code_object(gfx, False, k[0]), [k]) for k in kernels]
     for file_name, group in groups:
+        if not group:
+            continue
         own = [p for _, parts in group for p in parts if p.name in names]
         helpers.update({p.name: p for _, parts in group for p in parts if p.name not in names})
         tmp = stage(Path(lib_dir) / file_name)
@@ -113,19 +118,23 @@ def link_code_objects(kernels: list[tuple[str, list]], gfx: str, lib_dir: Path, 
     if not helpers:
         return
     for group in [list(helpers.values())] if merge_files else [[h] for h in helpers.values()]:
-        link(group, stage(Path(lib_dir) / helper_code_object(gfx, merge_files, group[0].name)))
+        link(group, stage(Path(lib_dir) / helper_code_object(gfx, merge_files, kernel_file_base(group[0].name))))
 
 
 def expected_code_objects(kernels: dict[str, list[tuple[str, str | None]]], lib_dir: Path,
-                          merge_files: bool = True, code_object_of: dict[str, str] | None = None
-                          ) -> tuple[list[Path], list[Path]]:
-    """(helper .hsaco paths, assembly .co paths) a build will write, from {gfx: [(kernel, helper or None)]}
+                          merge_files: bool = True, code_object_of: dict[str, str] | None = None,
+                          source_kernels: frozenset[str] = frozenset()) -> tuple[list[Path], list[Path]]:
+    """(helper and source kernel .hsaco paths, assembly .co paths) a build will write, from
+    {gfx: [(kernel, helper or None)]} and the kernels that are KernelLanguage: Source
     (``--generate-manifest-and-exit``)."""
     source, assembly = [], []
     for gfx, ks in kernels.items():
+        helpers = sorted({h for _, h in ks if h} | {kernel_file_base(k) for k, _ in ks if k in source_kernels})
+        ks = [k for k in ks if k[0] not in source_kernels]
         if not ks:
+            source += [Path(lib_dir) / helper_code_object(gfx, merge_files, h)
+                       for h in (helpers[:1] if merge_files else helpers)]
             continue
-        helpers = sorted({h for _, h in ks if h})
         if code_object_of:
             assembly += [Path(lib_dir) / f for f in _lazy_groups(ks, gfx, code_object_of)]
             source += [Path(lib_dir) / helper_code_object(gfx, True)] if helpers else []

@@ -17,6 +17,7 @@ from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import Arch
 from tensile_asm.kernel_cache import CacheEntry, KernelPart
 from tensile_asm.solution.derive import VALID_MT_SIDES
+from tensile_asm.source import build as source_build
 from tensile_asm.writer import signature
 from tensile_asm.writer.context import Geometry
 from tensile_asm.writer.kernel import Kernel, write_kernel
@@ -26,7 +27,6 @@ from tensile_asm.writer.mfma import mfma_reason
 # (parameter, accepted values, why) for parameters whose other values change the kernel in ways this
 # writer does not implement yet. Values are compared after bool -> int.
 FEATURE_LIMITS = (
-    ("KernelLanguage", {"Assembly"}, "only the assembly writer exists (the HIP source writer is not written yet)"),
     ("VectorWidth", {1, 2, 4}, "VectorWidth must be 1, 2 or 4 in this writer"),
     ("GlobalLoadVectorWidthA", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
     ("GlobalLoadVectorWidthB", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
@@ -110,6 +110,8 @@ def supports(solution, arch: Arch) -> str | None:
     parameters, the derived geometry and the architecture's limits, without writing the kernel. One limit
     is known only once the kernel is written: registers (``build_kernel`` then raises a UserError naming
     the register file; create-library reports such a kernel as not built)."""
+    if source_build.is_source(solution):      # KernelLanguage: Source, written by tensile_asm.source
+        return source_build.supports(solution, arch)
     if not solution.valid:
         return f"invalid solution: {solution.rejection}"
     if getattr(solution, "underived", None):
@@ -149,6 +151,9 @@ def supports(solution, arch: Arch) -> str | None:
 
 def build_kernel(solution, arch: Arch, name: str) -> Kernel:
     """Write the kernel of a supported solution; UserError if it is not supported or its registers do not fit."""
+    if source_build.is_source(solution):
+        raise UserError(f"solution {name} is KernelLanguage: Source; it is compiled from HIP "
+                        f"(tensile_asm.source), not written as assembly")
     reason = supports(solution, arch)
     if reason:
         raise UserError(f"solution {name} cannot be built for {arch.name}: {reason}")
@@ -182,7 +187,7 @@ def version() -> str:
     """What decides the bytes this builder writes: the package source and isa tables, and the assembler
     (part of every create-library cache key)."""
     from tensile_asm.kernel_cache import source_hash
-    return f"writer:{source_hash(kernels=True)}:{toolchain.identity()}"
+    return f"writer:{source_hash(kernels=True)}:{toolchain.identity()}:{source_build.version()}"
 
 
 def _parts(kernels: list[Kernel], arch: Arch, timing: dict | None = None, cache: bool = False) -> list[KernelPart]:
@@ -204,7 +209,10 @@ def _parts(kernels: list[Kernel], arch: Arch, timing: dict | None = None, cache:
 def compile_kernel(solution, arch: Arch, name: str, timing: dict | None = None) -> CacheEntry:
     """Write the kernel of a supported solution and assemble it with its helper kernels. A kernel that
     cannot be written (its registers do not fit) gives an entry with that reason and no parts; an
-    assembler failure raises (ToolchainError)."""
+    assembler failure raises (ToolchainError). KernelLanguage: Source solutions are compiled from HIP
+    (``tensile_asm.source.build``)."""
+    if source_build.is_source(solution):
+        return source_build.compile_kernel(solution, arch, name, timing)
     t0 = time.perf_counter()
     try:
         kernel = build_kernel(solution, arch, name)

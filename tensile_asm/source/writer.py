@@ -1,0 +1,207 @@
+"""A solution's GEMM kernel as HIP C++ (``KernelLanguage: Source``), rendered from ``templates/gemm.hip.j2``.
+
+The kernel takes the same arguments as an assembly kernel, in the same order and at the same offsets: its
+parameter list is generated from ``tensile_asm.gemm.arguments.argument_layout`` (the contract runtimes launch
+by), one parameter per argument, named as the contract names it. The numbers it is written from are the
+solution's derived values (``solution.derived``), the ones the assembly writer reads. ``supports`` gives the
+one reason a solution cannot be written, or None. The same template renders for CUDA with another
+prelude (``language="cuda"``; ``templates/prelude_cuda.h``): the kernel body uses only names both define.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from tensile_asm.gemm.arguments import Argument, argument_layout
+from tensile_asm.isa.arch import Arch
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
+LANGUAGES = ("hip", "cuda")
+
+# (A/B, C/D, compute) the source writer builds
+SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H", "S"), ("H", "S", "S"),
+                   ("B", "B", "S"), ("B", "S", "S")}
+# memory type of each data type, and how it becomes / is made from the accumulator (fp32, or fp64 for D)
+_CTYPE = {"S": "float", "D": "double", "H": "half_t", "B": "unsigned short"}
+_WIDEN = {"S": "x", "D": "x", "H": "(float)x", "B": "bf16_to_float(x)"}
+_NARROW = {"S": "x", "D": "x", "H": "half_t(x)", "B": "float_to_bf16(x)"}
+# an alpha/beta slot of the contract as a C parameter, and its value as the accumulator type
+_SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned"}
+
+
+@lru_cache(maxsize=None)
+def _environment():
+    import jinja2
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, autoescape=False)
+
+
+def template_text() -> str:
+    """Every template file's text: part of what decides a source kernel's bytes (cache keys)."""
+    return "\0".join(p.name + "\0" + p.read_text() for p in sorted(TEMPLATE_DIR.iterdir()) if p.is_file())
+
+
+def supports(solution, arch: Arch | None = None) -> str | None:
+    """None if the source writer can write ``solution`` (for ``arch``, when given), else the reason."""
+    if not solution.valid:
+        return f"invalid solution: {solution.rejection}"
+    if getattr(solution, "underived", None):
+        return f"not derived by this project yet: {solution.underived}"
+    pt, d, params = solution.problem_type, solution.derived, solution.params
+    types = (pt.data_type.char, pt.dest_type.char, pt.compute_type.char)
+    if types not in SUPPORTED_TYPES:
+        names = ", ".join("".join(t) for t in sorted(SUPPORTED_TYPES))
+        return (f"data types {''.join(types)} (A/B, C/D, compute) are not written by the source writer; "
+                f"it writes {names}")
+    if not getattr(pt, "strided_batched", True):
+        return "general (pointer-array) batched GEMM is not implemented"
+    if getattr(pt, "use_initial_strides_ab", False) or getattr(pt, "use_initial_strides_cd", False):
+        return "UseInitialStrides is not implemented"
+    if not getattr(pt, "is_gemm_shaped", True):
+        return f"TensorContraction {pt.name} is not GEMM-shaped (2 free, 0..1 batch, 1 summation index)"
+    if d.matrix_instruction:
+        return "MatrixInstruction (MFMA) in a source kernel is not implemented"
+    for key in ("PersistentKernel", "StreamK"):
+        if params.get(key):
+            return f"{key}={params[key]}: not implemented in the source writer"
+    if d.tt0 % d.vector_width or d.tt1 % d.vector_width:
+        return f"ThreadTile {d.tt0}x{d.tt1} is not a multiple of VectorWidth {d.vector_width}"
+    if d.depth_u % d.local_split_u:
+        return f"DepthU {d.depth_u} is not a multiple of LocalSplitU {d.local_split_u}"
+    if d.global_split_u > 1 and d.global_accumulation != "MultipleBuffer" and pt.dest_type.char != "S":
+        return (f"GlobalSplitU={d.global_split_u} SingleBuffer adds into D with fp32 atomics (after the fp32 "
+                f"beta-only kernel); for {pt.dest_type.char} C/D use GlobalSplitUAlgorithm MultipleBuffer")
+    if arch is not None:
+        need = lds_bytes(solution)
+        if need > arch.max_lds_bytes_per_workgroup:
+            return f"needs {need} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
+    return None
+
+
+def lds_bytes(solution) -> int:
+    """The kernel's LDS: A's and B's DepthU tiles (padded) or the LocalSplitU reduction, at the accumulator size."""
+    d = solution.derived
+    acc = 8 if solution.problem_type.data_type.char == "D" else 4
+    tiles = d.depth_u * (d.mt0 + d.lds_pad_a) + d.depth_u * (d.mt1 + d.lds_pad_b)
+    return acc * max(tiles, (d.local_split_u - 1) * d.mt0 * d.mt1)
+
+
+def layout(solution) -> list[Argument]:
+    """The kernel's arguments: the contract's layout for this solution."""
+    from tensile_asm.gemm.contract import GemmKernelContract
+    return GemmKernelContract.from_solution(solution, "?").layout()
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """What the template reads: the solution's derived values under the template's names."""
+
+    name: str
+    language: str
+    transpose_a: bool
+    transpose_b: bool
+    batched: bool
+    use_beta: bool
+    data_type: str
+    dest_type: str
+    compute_type: str
+    mt0: int
+    mt1: int
+    sg0: int
+    sg1: int
+    local_split_u: int
+    tt0: int
+    tt1: int
+    vector_width: int
+    depth_u: int
+    glvw_a: int
+    glvw_b: int
+    lds_pad_a: int
+    lds_pad_b: int
+    global_split_u: int
+    workgroup_mapping: int
+    stagger_u: int
+    stagger_stride_shift: int
+    prefetch_global_read: int
+    store: str                  # direct, atomic (GSU SingleBuffer) or workspace (GSU MultipleBuffer)
+    arguments: tuple[Argument, ...]
+
+    @property
+    def acc_type(self) -> str:
+        return "D" if self.data_type == "D" else "S"
+
+    @property
+    def acc_ctype(self) -> str:
+        return _CTYPE[self.acc_type]
+
+    @property
+    def a_ctype(self) -> str:
+        return _CTYPE[self.data_type]
+
+    @property
+    def d_ctype(self) -> str:
+        return _CTYPE[self.dest_type]
+
+    @property
+    def widen_ab(self) -> str:
+        return _WIDEN[self.data_type]
+
+    @property
+    def widen_cd(self) -> str:
+        return _WIDEN[self.dest_type]
+
+    @property
+    def narrow_cd(self) -> str:
+        return _NARROW[self.dest_type]
+
+    def scalar_value(self, name: str) -> str:
+        """Alpha or Beta as the accumulator type (a half compute type arrives as its bits, twice)."""
+        kind = next(a.kind for a in self.arguments if a.name == name)
+        return f"half_from_bits({name} & 0xFFFFu)" if kind == "f16" else name
+
+    @property
+    def parameters(self) -> list[str]:
+        out = []
+        for a in self.arguments:
+            if a.name == "AddressD":
+                ctype = "Acc* __restrict__" if self.store == "workspace" else "TypeCD* __restrict__"
+            elif a.name == "AddressC":
+                ctype = "const TypeCD* __restrict__"
+            elif a.name in ("AddressA", "AddressB"):
+                ctype = "const TypeAB* __restrict__"
+            elif a.kind in _SCALAR_CTYPE:
+                ctype = _SCALAR_CTYPE[a.kind]
+            else:
+                ctype = {"u64": "unsigned long long", "u32": "unsigned"}[a.kind]
+            out.append(f"{ctype} {a.name}")
+        return out
+
+
+def kernel_source(solution, name: str, language: str = "hip") -> KernelSource:
+    d, pt = solution.derived, solution.problem_type
+    gsu = d.global_split_u
+    store = "direct" if gsu == 1 else "workspace" if d.global_accumulation == "MultipleBuffer" else "atomic"
+    return KernelSource(
+        name=name, language=language, transpose_a=pt.transpose_a, transpose_b=pt.transpose_b, batched=pt.batched,
+        use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
+        compute_type=pt.compute_type.char, mt0=d.mt0, mt1=d.mt1, sg0=d.sg0 or d.wg0, sg1=d.sg1 or d.wg1,
+        local_split_u=d.local_split_u, tt0=d.tt0, tt1=d.tt1, vector_width=d.vector_width, depth_u=d.depth_u,
+        glvw_a=d.glvw_a, glvw_b=d.glvw_b, lds_pad_a=d.lds_pad_a, lds_pad_b=d.lds_pad_b, global_split_u=gsu,
+        workgroup_mapping=max(1, d.workgroup_mapping), stagger_u=d.stagger_u,
+        stagger_stride_shift=d.stagger_stride_shift, prefetch_global_read=int(bool(d.prefetch_global_read)),
+        store=store, arguments=tuple(layout(solution)))
+
+
+def write_source(solution, name: str, language: str = "hip") -> str:
+    """The kernel ``name`` of ``solution`` as HIP (or CUDA) C++ text; raises UserError if not supported."""
+    from tensile_asm.errors import UserError
+    if language not in LANGUAGES:
+        raise UserError(f"source language {language!r}: use one of {', '.join(LANGUAGES)}")
+    reason = supports(solution)
+    if reason:
+        raise UserError(f"solution {name} cannot be written as a source kernel: {reason}")
+    env = _environment()
+    prelude = env.get_template(f"prelude_{language}.h").render()
+    return env.get_template("gemm.hip.j2").render(k=kernel_source(solution, name, language), prelude=prelude)

@@ -1,0 +1,214 @@
+"""The HIP source writer (KernelLanguage: Source): kernels rendered from templates/, compiled by clang for the
+AMDGPU targets, taking the GEMM contract's arguments (names, offsets, sizes as the metadata says), and verified
+on the strict emulator against the float64 reference at edge sizes (1, primes, not tile multiples; random
+data; D poisoned; beta 0 with C NaN). Each kernel is compiled once per session."""
+
+import pytest
+
+from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.runtime.emulated import EmulatedRuntime
+from tensile_asm.solution.solution import Solution
+
+from conftest import have_llvm
+
+
+def have_hip() -> bool:
+    from tensile_asm.errors import ToolchainError
+    from tensile_asm.toolchain_paths import find_hip_compiler
+    try:
+        find_hip_compiler()
+        return True
+    except ToolchainError:
+        return False
+
+
+needs_hip = pytest.mark.skipif(not (have_llvm() and have_hip()),
+                               reason="the LLVM toolchain or a HIP compiler is not installed (tools/setup)")
+
+
+def problem(a, d=None, c=None, ta=False, tb=False, batched=True, beta=True):
+    pt = {"OperationType": "GEMM", "DataType": a, "TransposeA": ta, "TransposeB": tb, "Batched": batched,
+          "UseBeta": beta}
+    if d:
+        pt.update(DestDataType=d, ComputeDataType=c or d, HighPrecisionAccumulate=(c or d) != a)
+    return pt
+
+
+def source(pt, **params):
+    return {"ProblemType": pt, "KernelLanguage": "Source", "WorkGroup": [8, 8, 1], "ThreadTile": [2, 2],
+            "DepthU": 8, **params}
+
+
+# (architecture, solution): every feature the writer reads, over the five targets
+CASES = {
+    "HSS_gsu_multiple_wgm_stagger_pgr_vw2_gfx906": ("gfx906", source(
+        problem("h", "s", "s"), GlobalSplitU=3, GlobalSplitUAlgorithm="MultipleBuffer", WorkGroupMapping=8,
+        StaggerU=32, PrefetchGlobalRead=1, VectorWidth=2, GlobalReadVectorWidth=2)),
+    "SSS_TN_lsu2_pad_gsu_single_gfx90a": ("gfx90a", source(
+        problem("s", ta=True, tb=True), WorkGroup=[8, 4, 2], LdsPadA=1, LdsPadB=2, GlobalSplitU=2,
+        GlobalSplitUAlgorithm="SingleBuffer", PrefetchGlobalRead=0)),
+    "DDD_NT_gfx908": ("gfx908", source(problem("d", tb=True), WorkGroupMapping=4, PrefetchGlobalRead=1)),
+    "BBS_TN_unbatched_gfx942": ("gfx942", source(problem("b", "b", "s", ta=True, batched=False), ThreadTile=[4, 2],
+                                                  VectorWidth=2, GlobalReadVectorWidth=2)),
+    "HHH_nobeta_gfx900": ("gfx900", source(problem("h", beta=False), DepthU=4, StaggerU=0)),
+}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """{case: (solution, arch, code object, clang's metadata)}: each kernel compiled and linked once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tensile_asm.source.build import link_source_kernel
+    folder = tmp_path_factory.mktemp("source")
+
+    def build(case):        # clang runs in its own process: the compiles overlap
+        gfx, params = CASES[case]
+        sol = Solution.from_dict(params, where=case)
+        assert sol.valid, (case, sol.rejection)
+        arch = load_arch(gfx)
+        co = folder / f"{case}.co"
+        _, asm, metadata = link_source_kernel(sol, arch, "Cijk_source_" + case, co)
+        return sol, arch, co, metadata, asm
+    with ThreadPoolExecutor(4) as pool:
+        return dict(zip(CASES, pool.map(build, CASES)))
+
+
+@needs_hip
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_source_kernel_takes_the_contract_arguments(built, case):
+    sol, arch, co, metadata, asm = built[case]
+    layout = GemmKernelContract.from_solution(sol, "x").layout()
+    explicit = [a for a in metadata[".args"] if not a[".value_kind"].startswith("hidden_")]
+    assert [(a[".name"], a[".offset"], a[".size"]) for a in explicit] == [(a.name, a.offset, a.size) for a in layout]
+    assert f'.amdgcn_target "amdgcn-amd-amdhsa--{arch.name}' in asm
+
+
+@needs_hip
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_source_kernel_matches_the_reference_on_the_strict_emulator(built, case):
+    sol, arch, co, metadata, _ = built[case]
+    contract = GemmKernelContract.from_solution(sol, "Cijk_source_" + case)
+    d = sol.derived
+    batch = 2 if contract.batched else 1
+    sizes = [Size(1, 1, 1), Size(7, 5, 3, batch), Size(d.mt0 + 3, d.mt1 + 5, 2 * d.depth_u * d.global_split_u + 3)]
+    runtime = EmulatedRuntime(strict=True)
+    beta = 0.5 if contract.use_beta else 0.0
+    results = verify_sizes(co, contract, sizes, 1.5, beta, 11, runtime)
+    results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], -0.75, 0.0, 12, runtime)  # C holds NaN
+    bad = [(str(r.size), r.beta, r.max_rel_error, r.detail) for r in results if not r.passed]
+    assert not bad, bad
+
+
+def test_unsupported_source_solutions_have_one_reason():
+    from tensile_asm.source.writer import supports
+    int8 = Solution.from_dict(source({"OperationType": "GEMM", "DataType": "4xi8", "DestDataType": "i",
+                                      "ComputeDataType": "i", "HighPrecisionAccumulate": True,
+                                      "TransposeA": False, "TransposeB": True, "Batched": True}))
+    assert "data types 4xi8II" in supports(int8)
+    gsu_half = Solution.from_dict(source(problem("h", "h", "s"), GlobalSplitU=2,
+                                         GlobalSplitUAlgorithm="SingleBuffer"))
+    assert "use GlobalSplitUAlgorithm MultipleBuffer" in supports(gsu_half)
+    assert supports(Solution.from_dict(source(problem("h", "h", "s")))) is None
+
+
+def test_the_assembly_writer_routes_source_solutions():
+    from tensile_asm.writer import build
+    sol = Solution.from_dict(source(problem("s")))
+    assert build.supports(sol, load_arch("gfx90a")) is None
+    assert not any(name == "KernelLanguage" for name, _, _ in build.FEATURE_LIMITS)
+
+
+def test_source_kernels_go_to_the_hsaco_as_tensile_places_them(tmp_path):
+    from tensile_asm.kernel_cache import KernelPart
+    from tensile_asm.library import outputs
+    linked = {}
+
+    def link(parts, path):
+        linked[path.name] = sorted(p.name for p in parts)
+        path.write_bytes(b"")
+
+    def stage(final):
+        return final
+    kernels = [("Cijk_asm", [KernelPart("Cijk_asm", b"", {}), KernelPart("Cijk_S", b"", {})]),
+               ("Cijk_src", [KernelPart("Cijk_src", b"", {}, "Source")])]
+    outputs.link_code_objects(kernels, "gfx90a", tmp_path, link, stage, merge_files=False)
+    assert linked == {"Cijk_asm_gfx90a.co": ["Cijk_asm"], "Cijk_S.so-000-gfx90a.hsaco": ["Cijk_S"],
+                      "Cijk_src.so-000-gfx90a.hsaco": ["Cijk_src"]}
+    linked.clear()
+    outputs.link_code_objects(kernels[1:], "gfx90a", tmp_path, link, lambda f: f.with_suffix(".tmp"),
+                              merge_files=True)
+    assert linked == {"Kernels.so-000-gfx90a.tmp": ["Cijk_src"]}   # no assembly .co without assembly kernels
+    source, assembly = outputs.expected_code_objects({"gfx90a": [("Cijk_src", None)]}, tmp_path,
+                                                     source_kernels=frozenset({"Cijk_src"}))
+    assert ([p.name for p in source], assembly) == (["Kernels.so-000-gfx90a.hsaco"], [])
+
+
+# One real rocBLAS Source solution per feature combination the writer reads (types, transposes, GlobalSplitU
+# and its algorithm, LocalSplitU, LdsPad, WorkGroupMapping, PrefetchGlobalRead), picked from
+# rocblas-asm_full ; the hip fallback ones built for gfx942 (Tensile builds them for every
+# architecture). Compiled and verified with --slow.
+ROCBLAS = [
+    ("vega20/vega20_Cijk_Ailk_Bljk_HHS_BH.yaml", 43, "gfx906"),
+    ("vega20/vega20_Cijk_Ailk_Bljk_HSS_BH.yaml", 48, "gfx906"),
+    ("vega20/vega20_Cijk_Ailk_Bljk_HSS_BH.yaml", 49, "gfx906"),
+    ("vega20/vega20_Cijk_Ailk_Bljk_HSS_BH.yaml", 62, "gfx906"),
+    ("vega20/vega20_Cijk_Ailk_Bljk_HSS_BH.yaml", 65, "gfx906"),
+    ("vega20/vega20_Cijk_Alik_Bljk_HHS_BH.yaml", 22, "gfx906"),
+    ("vega20/vega20_Cijk_Alik_Bljk_HHS_BH.yaml", 24, "gfx906"),
+    ("vega20/vega20_Cijk_Alik_Bljk_HSS_BH.yaml", 27, "gfx906"),
+    ("vega20/vega20_Cijk_Alik_Bljk_HSS_BH.yaml", 29, "gfx906"),
+    ("vega20/vega20_Cijk_Alik_Bljk_HSS_BH.yaml", 43, "gfx906"),
+    ("vega20/vega20_Cijk_Alik_Bljk_HSS_BH.yaml", 46, "gfx906"),
+    ("vega10/vega10_Cijk_Ailk_Bljk_DB.yaml", 0, "gfx900"),
+    ("vega10/vega10_Cijk_Ailk_Bljk_HHS_BH.yaml", 73, "gfx900"),
+    ("vega10/vega10_Cijk_Ailk_Bljk_SB.yaml", 12, "gfx900"),
+    ("vega10/vega10_Cijk_Ailk_Bljk_SB.yaml", 16, "gfx900"),
+    ("vega10/vega10_Cijk_Ailk_Bljk_SB.yaml", 84, "gfx900"),
+    ("vega10/vega10_Cijk_Ailk_Bljk_SB.yaml", 88, "gfx900"),
+    ("vega10/vega10_Cijk_Alik_Bljk_DB.yaml", 0, "gfx900"),
+    ("vega10/vega10_Cijk_Alik_Bljk_SB.yaml", 5, "gfx900"),
+    ("vega10/vega10_Cijk_Alik_Bljk_SB.yaml", 11, "gfx900"),
+    ("hip/hip_Cijk_Ailk_Bljk_BBS_BH.yaml", 0, "gfx942"),
+    ("hip/hip_Cijk_Ailk_Bljk_BSS_BH.yaml", 0, "gfx942"),
+    ("hip/hip_Cijk_Ailk_Bljk_BSS_BH.yaml", 1, "gfx942"),
+    ("hip/hip_Cijk_Ailk_Bljk_HB.yaml", 0, "gfx942"),
+    ("hip/hip_Cijk_Ailk_Bljk_HB.yaml", 2, "gfx942"),
+    ("hip/hip_Cijk_Alik_Bljk_BBS_BH.yaml", 0, "gfx942"),
+    ("hip/hip_Cijk_Alik_Bljk_BSS_BH.yaml", 0, "gfx942"),
+    ("hip/hip_Cijk_Alik_Bljk_BSS_BH.yaml", 1, "gfx942"),
+    ("hip/hip_Cijk_Alik_Bljk_HB.yaml", 0, "gfx942"),
+    ("hip/hip_Cijk_Alik_Bljk_HB.yaml", 2, "gfx942"),
+    ("aldebaran/aldebaran_Cijk_Ailk_Bljk_BBS_BH.yaml", 199, "gfx90a"),
+    ("aldebaran/aldebaran_Cijk_Ailk_Bljk_BBS_BH.yaml", 203, "gfx90a"),
+    ("aldebaran/aldebaran_Cijk_Ailk_Bljk_BBS_BH.yaml", 294, "gfx90a"),
+    ("aldebaran/aldebaran_Cijk_Ailk_Bljk_HHS_BH.yaml", 241, "gfx90a"),
+    ("aldebaran/aldebaran_Cijk_Ailk_Bljk_HHS_BH.yaml", 271, "gfx90a"),
+    ("aldebaran/aldebaran_Cijk_Ailk_Bljk_HHS_BH.yaml", 272, "gfx90a"),
+    ("arcturus/arcturus_Cijk_Ailk_Bljk_SB.yaml", 606, "gfx908"),
+]
+
+
+@needs_hip
+@pytest.mark.parametrize("path,index,gfx", ROCBLAS, ids=[f"{p.split('/')[1][:-5]}-{i}" for p, i, _ in ROCBLAS])
+def test_rocblas_source_solutions_on_the_strict_emulator(request, shared_dir, tmp_path, path, index, gfx):
+    if not request.config.getoption("--slow"):
+        pytest.skip("compiles a real rocBLAS source kernel: run with --slow")
+    from tensile_asm.solution import load_solution_file
+    from tensile_asm.source.build import link_source_kernel
+    sol = load_solution_file(shared_dir / "data" / "logic" / "rocblas-asm_full" / path, index=index)
+    arch = load_arch(gfx)
+    co = tmp_path / "k.co"
+    name = "Cijk_rocblas_source"
+    link_source_kernel(sol, arch, name, co)
+    contract = GemmKernelContract.from_solution(sol, name)
+    d = sol.derived
+    batch = 2 if contract.batched else 1
+    sizes = [Size(1, 1, 1), Size(7, 5, 3, batch), Size(d.mt0 + 3, d.mt1 + 5, 2 * d.depth_u * d.global_split_u + 3)]
+    runtime = EmulatedRuntime(strict=True)
+    results = verify_sizes(co, contract, sizes, 1.5, 0.5 if contract.use_beta else 0.0, 5, runtime)
+    results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], -0.75, 0.0, 6, runtime)
+    bad = [(str(r.size), r.beta, r.max_rel_error, r.detail) for r in results if not r.passed]
+    assert not bad, bad
