@@ -212,3 +212,25 @@ def test_rocblas_source_solutions_on_the_strict_emulator(request, shared_dir, tm
     results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], -0.75, 0.0, 6, runtime)
     bad = [(str(r.size), r.beta, r.max_rel_error, r.detail) for r in results if not r.passed]
     assert not bad, bad
+
+
+@needs_hip
+def test_emit_verify_inspect_take_a_source_solution(tmp_path, capsys):
+    import yaml
+
+    from tensile_asm.cli.main import main
+    from tensile_asm.codeobject import read_code_object
+    sol = tmp_path / "sol.yaml"
+    sol.write_text(yaml.safe_dump(source(problem("s", tb=True)), default_flow_style=None))
+    out = tmp_path / "out"
+    assert main(["emit", "--arch", "gfx90a", "--solution", str(sol), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    names = sorted(p.name for p in out.iterdir())
+    name = names[0].rsplit(".", 1)[0]
+    assert names == [f"{name}.co", f"{name}.hip", f"{name}.s"] and "KernelLanguage: Source" in printed
+    assert f"void __launch_bounds__(THREADS) {name}(" in (out / f"{name}.hip").read_text()
+    assert name in read_code_object(out / f"{name}.co").kernels
+    assert main(["verify", "--arch", "gfx90a", "--solution", str(sol), "--size", "17,9,5,2"]) == 0
+    assert "1 passed, 0 failed" in capsys.readouterr().out
+    assert main(["inspect", "--arch", "gfx90a", "--solution", str(sol)]) == 0
+    assert name in capsys.readouterr().out
