@@ -269,3 +269,40 @@ def test_packed_fp32_operations_and_op_sel():
               p0 * q0, p1 * q1, p0 + q0, p1 + q0, p1, q0]
     for j, e in enumerate(expect):
         np.testing.assert_array_equal(out[j], e, err_msg=f"result {j}")
+
+
+# clang's code for the HIP source kernels: both results take the low half of v[2:3] and v[4:5]
+# (op_sel_hi 0 for them), so v3 and v5 are never read and may be unwritten
+PACKED_LOW_ONLY = """
+s_load_dwordx4 s[4:7], s[0:1], 0x0
+v_lshlrev_b32 v1, 2, v0
+s_waitcnt lgkmcnt(0)
+global_load_dword v2, v1, s[4:5]
+global_load_dword v4, v1, s[4:5] offset:256
+global_load_dword v6, v1, s[4:5] offset:512
+global_load_dword v7, v1, s[4:5] offset:768
+s_waitcnt vmcnt(0)
+v_pk_fma_f32 v[8:9], v[2:3], v[4:5], v[6:7] op_sel_hi:[0,0,1]
+v_pk_mov_b32 v[10:11], v[2:3], v[6:7] op_sel:[0,1]
+global_store_dword v1, v8, s[6:7]
+global_store_dword v1, v9, s[6:7] offset:256
+global_store_dword v1, v10, s[6:7] offset:512
+global_store_dword v1, v11, s[6:7] offset:768
+s_endpgm
+"""
+
+
+@pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+def test_packed_fp32_reads_only_the_halves_op_sel_selects():
+    rng = np.random.default_rng(12)
+    a, b, c0, c1 = x = (rng.standard_normal((4, 64)) * 10).astype(np.float32)
+    out = np.full((4, 64), np.nan, np.float32)
+    em = Emulator.load(build(PACKED_LOW_ONLY, args=(("in", 8), ("out", 8)), vgprs=12, sgprs=8), strict=True)
+    em.launch("k", grid=1, block=64, args=[x, out])
+    for j, e in enumerate([fma_ref(a, b, c0), fma_ref(a, b, c1), a, c1]):
+        np.testing.assert_array_equal(out[j], e, err_msg=f"result {j}")
+    # selecting the unwritten high half of v[2:3] is still an error
+    bad = PACKED_LOW_ONLY.replace("op_sel_hi:[0,0,1]", "op_sel_hi:[1,0,1]")
+    em = Emulator.load(build(bad, args=(("in", 8), ("out", 8)), vgprs=12, sgprs=8), strict=True)
+    with pytest.raises(Exception, match="reads v3, which nothing has written"):
+        em.launch("k", grid=1, block=64, args=[x, np.full((4, 64), np.nan, np.float32)])

@@ -42,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Build GEMM kernels from Tensile library logic files into code objects named and packed as "
                     "Tensile 4.44 does (OUT_DIR/library/TensileLibrary_<gfx>.co: a compressed clang offload "
-                    "bundle per architecture; helper kernels, GlobalSplitU's, in Kernels.so-000-<gfx>.hsaco; "
+                    "bundle per architecture; helper kernels, GlobalSplitU's, and KernelLanguage: Source kernels in "
+                    "Kernels.so-000-<gfx>.hsaco; "
                     "with --no-merge-files raw <kernel>_<gfx>.co and <helper>.so-000-<gfx>.hsaco), the master "
                     "solution library OUT_DIR/library/TensileLibrary.yaml (or .dat) listing the built solutions "
                     "(TensileLibrary_<gfx> with --separate-architectures; with --lazy-library-loading "

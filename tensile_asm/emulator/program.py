@@ -387,7 +387,8 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
             except Unsupported as e:
                 fn = _raiser(f"the emulator does not support this form of '{ins.opcode}': {e}")
         # A handler that tracks its own destinations (loads: PENDING until waited for) says so
-        # with fn.manages_defs; fn.extra_srcs lists registers it reads beyond the uses.
+        # with fn.manages_defs; fn.extra_srcs lists registers it reads beyond the uses; fn.exact_srcs, the
+        # registers it reads in place of the uses (a packed operation whose op_sel reads one half of a pair).
         self_managed = getattr(fn, "manages_defs", False)
         try:
             info = ins.info
@@ -396,7 +397,9 @@ def compile_ops(instructions: list, arch, descriptor, limits: Limits, strict: bo
                                   for k in reg_keys(Special(name)))
         except KeyError:
             defs, uses, implicit_uses = (), ins.operands, ()
-        srcs = tuple(k for o in uses for k in reg_keys(o)) + implicit_uses + getattr(fn, "extra_srcs", ())
+        read = getattr(fn, "exact_srcs", None)
+        srcs = tuple(k for o in (uses if read is None else read) for k in reg_keys(o)) + implicit_uses + \
+            getattr(fn, "extra_srcs", ())
         if ins.opcode in READS_DEST:
             srcs += tuple(k for o in defs for k in reg_keys(o))
         dkeys = () if self_managed else tuple(k for o in defs for k in reg_keys(o))

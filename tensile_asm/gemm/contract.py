@@ -107,7 +107,8 @@ class GemmKernelContract:
             wg, mt = sm["workGroup"], sm["macroTile"]
             gsu = int(sm["globalSplitU"])
             accumulation = _ACCUMULATION.get(int(sm.get("globalAccumulation", 0)))
-            unsupported = [k for k in ("streamK", "sourceKernel") if sm.get(k)]
+            # a source kernel (sourceKernel) takes the same arguments as an assembly one
+            unsupported = [k for k in ("streamK",) if sm.get(k)]
             persistent = int(sm.get("persistentKernel", 0) or 0)
             along_batch = bool(sm.get("persistentKernelAlongBatch", False)) and persistent != 0
         except (KeyError, TypeError, ValueError, IndexError) as e:

@@ -54,7 +54,8 @@ class LibraryFolder:
     def solutions(self) -> list[tuple[Any, dict[str, Any], str | None]]:
         """(Library, solution entry, processor) for every solution of every master library, lazy
         libraries' placeholders loaded. The processor comes from the Hardware row above the solution
-        (or the file name of a separate-architecture library, or the ISA in the kernel name)."""
+        (or the file name of a separate-architecture library, or the ISA in the kernel name); a fallback
+        solution comes once per architecture whose code objects hold its kernel."""
         from tensile_asm.library.select import Library
 
         out, seen = [], set()
@@ -65,10 +66,14 @@ class LibraryFolder:
                 if sol is None:
                     continue
                 gfx = gfx or _isa_in_name(sol)
-                key = (id(sub), index, gfx)
-                if key not in seen:
-                    seen.add(key)
-                    out.append((sub, sol, gfx))
+                # a fallback solution (hip_* logic, no processor predicate) is built for every architecture:
+                # one entry per architecture whose code objects hold its kernel
+                targets = [gfx] if gfx else sorted({g for n, g in self.index() if n == sol.get("name")}) or [None]
+                for g in targets:
+                    key = (id(sub), index, g)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append((sub, sol, g))
         return out
 
     def _walk(self, lib, node: Any, gfx: str | None) -> Iterator[tuple[Any, int, str | None]]:

@@ -4,6 +4,8 @@ Each source is a register pair (VGPRs or SGPRs). For the low result, source i re
 when bit i of ``op_sel`` is set; for the high result, when bit i of ``op_sel_hi`` is set (default:
 all set, as LLVM omits it). ``neg_lo``/``neg_hi`` negate source i for the low/high result.
 ``v_pk_mov_b32 d, a, b``: d.lo = a[op_sel bit 0], d.hi = b[op_sel bit 1].
+Only the selected halves are read: strict mode checks those registers (LLVM leaves the other half of a
+pair unwritten when op_sel_hi makes both results read one half).
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def _pk_arith(ins, cx):
         a, b = compute(lo, w), compute(hi, w)      # both halves read before either is written
         w_lo(w, a)
         w_hi(w, b)
+    # the halves op_sel/op_sel_hi select are the registers read (strict mode checks those, not the pairs)
+    run.exact_srcs = [s.sub(bit) for i, s in enumerate(srcs) for bit in {op_sel >> i & 1, op_sel_hi >> i & 1}]
     return run
 
 
@@ -83,4 +87,5 @@ def _pk_mov(ins, cx):
         y = y.copy() if isinstance(y, np.ndarray) else y
         w_lo(w, x)
         w_hi(w, y)
+    run.exact_srcs = [ins.operands[1].sub(op_sel & 1), ins.operands[2].sub(op_sel >> 1 & 1)]
     return run
