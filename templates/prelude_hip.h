@@ -18,6 +18,8 @@ __device__ inline void barrier() {
 typedef _Float16 half_t;
 __device__ inline float multiply_add(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 __device__ inline double multiply_add(double a, double b, double c) { return __builtin_fma(a, b, c); }
+__device__ inline float half_to_float(half_t x) { return (float)x; }
+__device__ inline half_t float_to_half(float x) { return (half_t)x; }
 __device__ inline float half_from_bits(unsigned bits) { return (float)__builtin_bit_cast(_Float16, (unsigned short)bits); }
 __device__ inline float bf16_to_float(unsigned short x) { return __uint_as_float((unsigned)x << 16); }
 __device__ inline unsigned short float_to_bf16(float x) {   // round to nearest even

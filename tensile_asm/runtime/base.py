@@ -36,6 +36,7 @@ BACKENDS: dict[str, str] = {
     "emulator": "tensile_asm.runtime.emulated:EmulatedRuntime",
     "model": "tensile_asm.runtime.model:ModelRuntime",
     "hip": "tensile_asm.runtime.hip:HipRuntime",
+    "cuda": "tensile_asm.runtime.cuda:CudaRuntime",
 }
 
 

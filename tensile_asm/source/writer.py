@@ -25,8 +25,8 @@ SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H",
                    ("B", "B", "S"), ("B", "S", "S")}
 # memory type of each data type, and how it becomes / is made from the accumulator (fp32, or fp64 for D)
 _CTYPE = {"S": "float", "D": "double", "H": "half_t", "B": "unsigned short"}
-_WIDEN = {"S": "x", "D": "x", "H": "(float)x", "B": "bf16_to_float(x)"}
-_NARROW = {"S": "x", "D": "x", "H": "half_t(x)", "B": "float_to_bf16(x)"}
+_WIDEN = {"S": "x", "D": "x", "H": "half_to_float(x)", "B": "bf16_to_float(x)"}
+_NARROW = {"S": "x", "D": "x", "H": "float_to_half(x)", "B": "float_to_bf16(x)"}
 # an alpha/beta slot of the contract as a C parameter, and its value as the accumulator type
 _SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned"}
 

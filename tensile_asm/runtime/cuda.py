@@ -1,0 +1,127 @@
+"""The ``cuda`` backend: HIP source kernels (``KernelLanguage: Source``) rendered for CUDA
+(``tensile_asm.source.writer.write_source(..., language="cuda")``: the same template, the CUDA prelude),
+compiled by NVRTC through CuPy and launched on an NVIDIA GPU, timed with CUDA events by Tensile's protocol:
+measured -- on NVIDIA hardware, not on the AMD targets the kernels are written for.
+
+It is the ``hip`` backend (``runtime.hip.HipRuntime``: buffers, kernarg bytes from the contract's launches,
+DataInitType, validation, the protocol) with ``CudaApi`` in place of HIP: a "code object" is the rendered
+``.cu`` file, compiled once per file; a launch passes the contract's kernarg bytes as the parameter buffer
+(``CU_LAUNCH_PARAM_BUFFER_POINTER``), which matches the kernel's parameter list because both are the
+contract's layout with natural alignment. GlobalSplitU's helper kernels exist as AMD assembly only, so a
+kernel with GlobalSplitU > 1 is refused with that reason.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from tensile_asm.errors import UserError
+from tensile_asm.runtime.base import GemmSize, TimingProtocol
+from tensile_asm.runtime.hip import HipRuntime
+
+# cuLaunchKernel's ``extra`` markers (cuda.h: CU_LAUNCH_PARAM_END is 0, unlike HIP's)
+CU_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE = 0x00, 0x01, 0x02
+NVRTC_OPTIONS = ("--std=c++14", "-default-device")
+
+
+class CudaApi:
+    """CuPy, reduced to what the backend uses (HipApi's methods)."""
+
+    def __init__(self):
+        import cupy  # noqa: F401  (on the GPU machine)
+        self.cp = cupy
+
+    def device_count(self) -> int:
+        return int(self.cp.cuda.runtime.getDeviceCount())
+
+    def device_name(self) -> str:
+        props = self.cp.cuda.runtime.getDeviceProperties(self.cp.cuda.Device().id)
+        name = props["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def module_load(self, image: bytes):
+        try:
+            return self.cp.RawModule(code=image.decode(), options=NVRTC_OPTIONS, backend="nvrtc")
+        except self.cp.cuda.compiler.CompileException as e:
+            raise UserError(f"NVRTC rejected the kernel source: {str(e).splitlines()[0]}") from None
+
+    def function(self, module, name: str):
+        return module.get_function(name)
+
+    def malloc(self, nbytes: int):
+        return self.cp.cuda.alloc(max(1, nbytes))
+
+    def free(self, ptr) -> None:
+        pass    # CuPy returns the memory to its pool when the last reference goes
+
+    def to_device(self, ptr, host: np.ndarray) -> None:
+        host = np.ascontiguousarray(host)
+        ptr.copy_from_host(host.ctypes.data, host.nbytes)
+
+    def to_host(self, host: np.ndarray, ptr) -> None:
+        ptr.copy_to_host(host.ctypes.data, host.nbytes)
+
+    def address(self, ptr) -> int:
+        return int(ptr.ptr)
+
+    def launch(self, function, grid, block, kernarg: bytes) -> None:
+        buf = ctypes.create_string_buffer(kernarg, len(kernarg))
+        size = ctypes.c_size_t(len(kernarg))
+        extra = (ctypes.c_void_p * 5)(CU_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
+                                      CU_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size), CU_LAUNCH_PARAM_END)
+        stream = self.cp.cuda.get_current_stream().ptr
+        self.cp.cuda.driver.launchKernel(function.ptr, *grid, *block, 0, stream, 0, ctypes.addressof(extra))
+
+    def event(self):
+        return self.cp.cuda.Event()
+
+    def record(self, event) -> None:
+        event.record()
+
+    def synchronize(self, event) -> None:
+        event.synchronize()
+
+    def elapsed_ms(self, start, stop) -> float:
+        return float(self.cp.cuda.get_elapsed_time(start, stop))
+
+
+class CudaRuntime(HipRuntime):
+    """Measured on an NVIDIA GPU (source kernels rendered for CUDA)."""
+
+    name = "cuda"
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        try:
+            api = CudaApi()
+        except ImportError:
+            return "CuPy is not installed (pip install cupy-cuda12x, with an NVIDIA driver)"
+        try:
+            count = api.device_count()
+        except Exception as e:       # CuPy raises its CUDARuntimeError without a GPU or driver
+            return f"no NVIDIA GPU is visible to CUDA ({e})"
+        return None if count > 0 else "no NVIDIA GPU is visible to CUDA (cudaGetDeviceCount found none)"
+
+    def __init__(self, api: Any = None, device: str | None = None):
+        super().__init__(api if api is not None else CudaApi(), device)
+
+    @staticmethod
+    def _check(contract) -> None:
+        if contract.helper_name() is not None:
+            raise UserError(f"kernel {contract.name}: GlobalSplitU {contract.global_split_u} needs the helper kernel "
+                            f"{contract.helper_name()}, which exists as AMD assembly only; the cuda backend runs "
+                            f"GlobalSplitU 1 kernels")
+
+    def run_gemm(self, code, contract, inst, alpha: float, beta: float):
+        self._check(contract)
+        return super().run_gemm(code, contract, inst, alpha, beta)
+
+    def time_gemm(self, code, contract, size: GemmSize, protocol: TimingProtocol, alpha: float = 1.5,
+                  beta: float = 0.5):
+        self._check(contract)
+        timing = super().time_gemm(code, contract, size, protocol, alpha, beta)
+        return type(timing)(timing.backend, timing.provenance, timing.size, timing.seconds, timing.samples,
+                            timing.detail.replace("HIP events", "CUDA events"))
