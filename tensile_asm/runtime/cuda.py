@@ -43,13 +43,13 @@ class CudaApi:
         return name.decode() if isinstance(name, bytes) else str(name)
 
     def module_load(self, image: bytes):
-        try:
-            return self.cp.RawModule(code=image.decode(), options=NVRTC_OPTIONS, backend="nvrtc")
-        except self.cp.cuda.compiler.CompileException as e:
-            raise UserError(f"NVRTC rejected the kernel source: {str(e).splitlines()[0]}") from None
+        return self.cp.RawModule(code=image.decode(), options=NVRTC_OPTIONS, backend="nvrtc")
 
     def function(self, module, name: str):
-        return module.get_function(name)
+        try:        # NVRTC compiles the module on its first function
+            return module.get_function(name)
+        except self.cp.cuda.compiler.CompileException as e:
+            raise UserError(f"NVRTC rejected the source of {name}: {str(e).splitlines()[0]}") from None
 
     def malloc(self, nbytes: int):
         return self.cp.cuda.alloc(max(1, nbytes))
@@ -59,10 +59,12 @@ class CudaApi:
 
     def to_device(self, ptr, host: np.ndarray) -> None:
         host = np.ascontiguousarray(host)
-        ptr.copy_from_host(host.ctypes.data, host.nbytes)
+        rt = self.cp.cuda.runtime
+        rt.memcpy(int(ptr.ptr), host.ctypes.data, host.nbytes, rt.memcpyHostToDevice)
 
     def to_host(self, host: np.ndarray, ptr) -> None:
-        ptr.copy_to_host(host.ctypes.data, host.nbytes)
+        rt = self.cp.cuda.runtime
+        rt.memcpy(host.ctypes.data, int(ptr.ptr), host.nbytes, rt.memcpyDeviceToHost)
 
     def address(self, ptr) -> int:
         return int(ptr.ptr)
