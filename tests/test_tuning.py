@@ -216,3 +216,51 @@ def test_maps_grid_places_each_winner():
     assert (xa, ya, xs, ys) == ("m", "n", [16, 48, 80], [8, 24]) and names == ["small", "big"]
     assert gf[1, 0] == 16 + 24 and np.isnan(gf[1, 2]) and win[1, 2] == -1 and list(win[0]) == [0, 1, 1]
     assert grid(sizes[:3] + [TuningSize((5, 5, 1, 5, 5, 5, 5, 5), 5, 5, 5, 1, (5, 5, 5, 5))], []) is None
+
+
+@needs_llvm
+def test_selection_nearest_and_model_for_unseen_sizes(tmp_path, cache, whole):
+    import shutil
+
+    from tensile_asm.gemm import GemmKernelContract
+    from tensile_asm.library.logic import read_logic_file
+    from tensile_asm.runtime.base import GemmSize
+    from tensile_asm.runtime.model import ModelRuntime
+
+    whole_dir, rep = whole
+    with pytest.raises(UserError, match="--selection-size"):
+        _tune(whole_dir / "config.yaml", tmp_path / "x", cache, selection="model")
+    shutil.copytree(whole_dir / "out", tmp_path / "out")
+    cfg = whole_dir / "config.yaml"
+    unseen = [(120, 70, 40), (500, 480, 600), (300, 200, 7)]
+    # nearest: the logic file is the benchmarked one; each unseen size gets the row closest in (M, N, K)
+    near = _tune(cfg, tmp_path / "out", cache, selection="nearest", selection_sizes=unseen + [(127, 61, 33)])
+    [logic] = near.logic_files
+    assert logic.read_text() == (whole_dir / "out/3_LibraryLogic" / logic.name).read_text()
+    lf = read_logic_file(logic)
+    rows = list(_rows(lf))
+    for c, (m, n, k) in zip(near.selections[logic], unseen):
+        sizes, idx, _ = min(rows, key=lambda r: (r[0][0] - m) ** 2 + (r[0][1] - n) ** 2 + (r[0][3] - k) ** 2)
+        assert c.method == "nearest" and c.solution_index == idx
+    assert near.selections[logic][3].method == "benchmarked"
+    csv_rows = list(csv.reader(logic.with_suffix(".selection.csv").open()))
+    assert csv_rows[0][:5] == ["M", "N", "K", "Batch", "Method"] and len(csv_rows) == 5
+    # model: each unseen size becomes an exact row naming the solution the model finds fastest there; the
+    # benchmarked size keeps its benchmarked row
+    mod = _tune(cfg, tmp_path / "out", cache, selection="model", selection_sizes=unseen + [(127, 61, 33)])
+    lf2 = read_logic_file(mod.logic_files[0])
+    rows2 = {tuple(s[:4]): (i, p) for s, i, p in _rows(lf2)}
+    assert len(rows2) == len(rows) + 3 and all(rows2[tuple(s[:4])] == (i, p) for s, i, p in rows)
+    order = list(dict.fromkeys(w.candidate.name for w in rep.groups[0].winners))   # the logic file's order
+    built = {c.name: c for c in rep.groups[0].candidates if c.ok}
+    assert len(order) == len(lf2.entries) >= 2
+    rt = ModelRuntime()
+    for m, n, k in unseen:
+        idx, perf = rows2[(m, n, 1, k)]
+        speeds = []
+        for e in lf2.entries:
+            c = built[order[e.index]]
+            contract = GemmKernelContract.from_solution(c.solution, c.name)
+            speeds.append(rt.time_gemm(c.code_object, contract, GemmSize(m, n, k)).gflops)
+        assert perf == pytest.approx(max(speeds), rel=1e-6) and speeds[idx] == pytest.approx(max(speeds), rel=1e-6)
+    assert [c.method for c in mod.selections[mod.logic_files[0]]] == ["model"] * 3 + ["benchmarked"]

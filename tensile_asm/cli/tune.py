@@ -43,6 +43,14 @@ def add_tune_arguments(p: argparse.ArgumentParser, tensile_shape: bool = False) 
     p.add_argument("--maps", action="store_true",
                    help="for size groups that vary in two of M, N, K, batch: PNG maps of the winning GFLOPS and of "
                         "the winning solution in OUT/maps/ (needs matplotlib: pip install tensile-asm[plots])")
+    p.add_argument("--selection", choices=("nearest", "model"), default="nearest",
+                   help="how sizes not benchmarked get a solution. nearest (Tensile's): the library picks the exact "
+                        "row nearest by the logic file's distance (Euclidean); model: the analytical model ranks "
+                        "the winners at each --selection-size and its pick is added to the logic file as an exact "
+                        "row (modelled). Either way OUT/3_LibraryLogic/<logic>.selection.csv lists the choice for "
+                        "each --selection-size. Default nearest")
+    p.add_argument("--selection-size", action="append", default=[], metavar="M,N,K[,BATCH]",
+                   help="a size not benchmarked to choose a solution for (repeat for several)")
     p.add_argument("--jobs", type=int, default=None, help="kernel-building processes (default: the cores)")
     p.add_argument("--cache-dir", type=Path, default=None, help="kernel cache (default: create-library's)")
     p.add_argument("--global-parameters", nargs="+", default=[], metavar="KEY=VALUE",
@@ -61,7 +69,8 @@ def run_tune(args) -> int:
         overrides[key] = yaml.safe_load(value)
     report = driver.tune(args.config, args.output, backend=args.backend, arch=args.arch, device=args.device,
                          shard=args.shard, jobs=args.jobs, cache_dir=args.cache_dir,
-                         library_logic=args.library_logic, overrides=overrides, maps=args.maps)
+                         library_logic=args.library_logic, overrides=overrides, maps=args.maps,
+                         selection=args.selection, selection_sizes=[parse_size(s) for s in args.selection_size])
     for note in report.notes:
         print(f"note: {note}")
     for g in report.groups:
@@ -80,6 +89,9 @@ def run_tune(args) -> int:
             print(f"    {sum(n for _, n in top[6:]):6d} x {len(top) - 6} other reasons (00_Final/rejected.yaml lists all)")
     for f in report.logic_files:
         print(f"logic file {f}")
+        for c in report.selections.get(f, []):
+            print(f"    {c.size}: solution {c.solution_index} {c.solution_name} ({c.method}"
+                  + (f", {c.gflops:.1f} GFLOPS modelled" if c.method == "model" else f", {c.provenance}") + ")")
     if report.library is not None:
         print(f"library    {report.library}")
     provenance = {"hip": "measured", "emulator": "modelled (emulator cycle model; validation emulated)",

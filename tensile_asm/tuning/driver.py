@@ -65,6 +65,7 @@ class TuneReport:
     logic_files: list[Path]
     library: Path | None
     notes: list[str]
+    selections: dict = field(default_factory=dict)     # logic file -> [tuning.selection.Choice]
 
 
 def isa_of(arch: str) -> list[int]:
@@ -107,7 +108,16 @@ def _validation_sizes(c: Candidate, sizes) -> list[GemmSize]:
 def tune(config_path, out_dir, backend: str = "model", arch: str | None = None, device: str | None = None,
          shard: tuple[int, int] | None = None, jobs: int | None = None, cache_dir=None, progress: bool | None = None,
          library_logic: bool = False, overrides: dict | None = None, maps: bool = False,
-         log=print) -> TuneReport:
+         selection: str = "nearest", selection_sizes=(), log=print) -> TuneReport:
+    """``selection`` (tuning.selection): how sizes not benchmarked get a solution -- ``nearest`` (Tensile's: the
+    library's distance to the exact rows) or ``model`` (the analytical model ranks the winners at each of
+    ``selection_sizes``, M,N,K[,B] tuples, and its pick becomes an exact row)."""
+    from tensile_asm.tuning.selection import SELECTIONS
+    if selection not in SELECTIONS:
+        raise UserError(f"--selection {selection!r}: use one of {', '.join(SELECTIONS)}")
+    if selection == "model" and not selection_sizes:
+        raise UserError("--selection model ranks the winners at the sizes given with --selection-size M,N,K[,B]; "
+                        "give at least one")
     cfg = read_config(config_path, overrides)
     out = Path(out_dir)
     gp = cfg.global_parameters
@@ -159,10 +169,12 @@ def tune(config_path, out_dir, backend: str = "model", arch: str | None = None, 
         say("no LibraryLogic section in the config: steps 3_LibraryLogic and 4_LibraryClient are skipped, as Tensile "
             "does (--library-logic writes them anyway)")
     if do_logic:
-        logic_files = _write_logic(cfg, by_type, out, arch_name, say)
+        logic_files, selections = _write_logic(cfg, by_type, out, arch_name, say, selection, selection_sizes, device)
         if logic_files and arch_error is None:
             library = _library_client(cfg, out, arch_name, jobs, cache_dir, progress, say)
-    return TuneReport(out, backend, arch_name, reports, logic_files, library, notes)
+    else:
+        selections = {}
+    return TuneReport(out, backend, arch_name, reports, logic_files, library, notes, selections)
 
 
 def _arch_name(cfg: TuningConfig, arch: str | None, device: str | None) -> str:
@@ -280,8 +292,11 @@ def _one(runtime, c: Candidate, s, contract, protocol, sizes, failed_validation)
     return Result(c.name, list(s.sizes), t.gflops, t.microseconds, t.backend, t.provenance, True, t.detail)
 
 
-def _write_logic(cfg: TuningConfig, by_type: dict, out: Path, arch: str, say) -> list[Path]:
+def _write_logic(cfg: TuningConfig, by_type: dict, out: Path, arch: str, say, selection: str = "nearest",
+                 selection_sizes=(), device: str | None = None) -> tuple[list[Path], dict]:
+    from tensile_asm.library.fileio import write_atomic
     from tensile_asm.library.logic import schedule_alias
+    from tensile_asm.tuning import selection as sel
 
     ll = cfg.library_logic or {}
     schedule = ll.get("ScheduleName") or "Tensile"
@@ -297,12 +312,16 @@ def _write_logic(cfg: TuningConfig, by_type: dict, out: Path, arch: str, say) ->
     devices = ll.get("DeviceNames") or ["fallback"]
     logic_dir = out / "3_LibraryLogic"
     fresh = any(rep.benchmarked for entries in by_type.values() for _, rep in entries)
-    if logic_dir.is_dir() and any(logic_dir.iterdir()) and not cfg.global_parameters["ForceRedoLibraryLogic"] \
-            and not fresh:
+    # the selection asked for is part of what the logic files hold: another one redoes them
+    stamp = f"{selection} {sorted(tuple(s) for s in selection_sizes)}\n"
+    stamp_file = logic_dir / "selection.txt"
+    same = stamp_file.is_file() and stamp_file.read_text() == stamp
+    if logic_dir.is_dir() and any(logic_dir.glob("*.yaml")) and not cfg.global_parameters["ForceRedoLibraryLogic"] \
+            and not fresh and same:
         say("3_LibraryLogic already written from these results (ForceRedoLibraryLogic false): kept")
-        return sorted(logic_dir.glob("*.yaml"))
+        return sorted(logic_dir.glob("*.yaml")), {}
     logic_dir.mkdir(parents=True, exist_ok=True)
-    files = []
+    files, chosen = [], {}
     for pt_name, entries in by_type.items():
         winners = [w for _, rep in entries for w in rep.winners]
         if not winners:
@@ -310,9 +329,20 @@ def _write_logic(cfg: TuningConfig, by_type: dict, out: Path, arch: str, say) ->
             continue
         pt = entries[0][0].problem_type
         path = logic_dir / f"{schedule}_{pt_name}.yaml"
+        wanted = [sel.tuning_size(pt, s, "--selection-size") for s in selection_sizes]
+        measured = {tuple(w.sizes) for w in winners}
+        if selection == "model":
+            added = sel.model_rows(winners, wanted, device)
+            winners = winners + added
+            if added:
+                say(f"{pt_name}: {len(added)} size(s) chosen by the model (modelled rows in the logic file)")
         write_logic(path, schedule=schedule, arch=arch, device_names=devices, problem_type=pt, winners=winners)
         files.append(path)
-    return files
+        if wanted:
+            chosen[path] = sel.choices(path, selection, wanted, measured)
+            write_atomic(sel.selection_path(path), sel.selection_csv(chosen[path]))
+    write_atomic(stamp_file, stamp)
+    return files, chosen
 
 
 def _library_client(cfg, out: Path, arch: str, jobs, cache_dir, progress, say) -> Path | None:
