@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from tensile_asm.problem import ProblemType
-from tensile_asm.solution.layout import LayoutMixin, LdsLayout, LdsTiles, Reject
+from tensile_asm.solution.layout import LayoutMixin, LdsLayout, LdsTiles, OperandLds, Reject
 
 VALID_LSU = (1, 2, 4, 8, 16, 32, 64, 96, 128, 256)
 VALID_TT_SIDES = frozenset(list(range(1, 17)) + list(range(20, 256, 4)))
@@ -65,6 +65,8 @@ class Derived:
     lds_pad_a: int = 0  # elements added to each LDS row of A's tile
     lds_pad_b: int = 0
     lds: LdsTiles = LdsTiles()  # what LDS holds; lds.layout(bytes) places it (lds_layout: at A/B's size)
+    lds_a: OperandLds = OperandLds(0, 0, 0)  # A's tile in LDS: K-major or unroll-major, pads (in elements)
+    lds_b: OperandLds = OperandLds(0, 0, 0)
     bytes_per_element: int = 4
     num_elements_per_thread: int = 0
     global_write_vector_width: int = 1

@@ -34,6 +34,74 @@ LDS_ALIGN_BYTES = 256  # B's tile starts at a 256-byte boundary (Tensile: 64 reg
 
 
 @dataclass(frozen=True)
+class OperandLds:
+    """One operand's tile in LDS, as Tensile 4.44 lays it out (KernelWriterAssembly lwaFirstOffset, LocalRead,
+    SolutionStructs.getLdsNumElements), in elements: K-major (each K value a row of MacroTile elements) or
+    unroll-major (UnrollMajorLDS, TransposeLDS: each tile index a row of DepthU elements). Without
+    LdsBlockSizePerPad each row is followed by LdsPad elements; with it the rows are not padded, but the
+    element index e of the unpadded tile gets LdsPad more elements every ``interval`` (LdsBlockSizePerPad /
+    bytes of A/B): ``e + (e // interval) * pad``."""
+
+    macro_tile: int
+    depth: int  # _DepthULds: K values of the tile
+    pad: int
+    interval: int = 0  # elements between pads; 0: a pad after every row
+    unroll_major: bool = False
+
+    @property
+    def row_pad(self) -> int:
+        return 0 if self.interval else self.pad
+
+    @property
+    def stride_tile(self) -> int:
+        """Elements between neighbouring tile indices (same K), before the block pads."""
+        return self.depth + self.row_pad if self.unroll_major else 1
+
+    @property
+    def stride_k(self) -> int:
+        """Elements between neighbouring K values (same tile index), before the block pads."""
+        return 1 if self.unroll_major else self.macro_tile + self.row_pad
+
+    def unpadded(self, t: int, k: int) -> int:
+        return t * self.stride_tile + k * self.stride_k
+
+    def padded(self, e: int) -> int:
+        """Element ``e`` of the row-padded tile with the block pads added."""
+        return e + (e // self.interval) * self.pad if self.interval and self.pad else e
+
+    def index(self, t: int, k: int) -> int:
+        """Element (tile index t, K value k) of the tile."""
+        return self.padded(self.unpadded(t, k))
+
+    @property
+    def block_padded(self) -> bool:
+        return bool(self.interval and self.pad)
+
+    def elements_aligned(self, bpe: int) -> int:
+        """``elements`` rounded up to the 256-byte alignment (Tensile's getLdsNumElementsAligned)."""
+        align = LDS_ALIGN_BYTES // bpe
+        return ceil_div(self.elements, align) * align
+
+    @property
+    def elements(self) -> int:
+        """The tile's elements, pads included (Tensile's getLdsNumElements)."""
+        n = self.macro_tile * self.depth
+        per = self.interval or (self.depth if self.unroll_major else self.macro_tile)
+        return n + n // per * self.pad
+
+    def splits(self, bases, offsets) -> bool:
+        """True if some access at unpadded element base + offset (every pair; numpy arrays or sequences)
+        crosses a pad that the base alone and the offset alone do not account for: then
+        ``padded(b + o) != padded(b) + padded(o)`` and the offset cannot be an instruction offset."""
+        if not self.block_padded:
+            return False
+        import numpy as np
+        b = np.unique(np.asarray(bases, dtype=np.int64) % self.interval)
+        o = np.unique(np.asarray(offsets, dtype=np.int64) % self.interval)
+        return bool(b.max(initial=0) + o.max(initial=0) >= self.interval)
+
+
+@dataclass(frozen=True)
 class LdsLayout:
     """Where A's and B's tiles sit in LDS when each element takes ``element_bytes``; offsets and sizes are
     in elements of that size. At the A/B type's size these are Tensile's LdsOffset* / LdsNumElements*."""
@@ -224,35 +292,124 @@ class LayoutMixin:
                          f"lsc_{low}": k["LSC" + tc], f"lsp_{low}": k["LSP" + tc]})
 
     # ---- LDS layout
+    def _unroll_major(self) -> None:
+        """Tensile 4.44: TransposeLDS (any non-zero value, -1 included) makes the operand whose unit-stride
+        dimension is K (not TLU) unroll-major in LDS; VALU kernels have no unroll-major LDS."""
+        p = self.p
+        for tc in "AB":
+            tlu = self.pt.tlu_a if tc == "A" else self.pt.tlu_b
+            p["UnrollMajorLDS" + tc] = bool((p["TransposeLDS"] and not tlu) or p["UnrollMajorLDS" + tc])
+        if self.mfma:
+            mipt = self.k["MIInputPerThread"]
+            lrvw = p["LocalReadVectorWidth"]
+            if lrvw < mipt:
+                self.reject(f"LocalReadVectorWidth {lrvw} is less than MIInputPerThread {mipt}")
+            if lrvw > mipt and not (p["UnrollMajorLDSA"] or p["UnrollMajorLDSB"]):
+                self.reject(f"LocalReadVectorWidth {lrvw} > MIInputPerThread {mipt} needs an unroll-major LDS "
+                            f"operand (TransposeLDS or UnrollMajorLDSA/B)")
+            if lrvw * self.pt.data_type.bytes > 16:
+                self.reject(f"LocalReadVectorWidth {lrvw} reads more than 16 bytes per LDS read")
+
+    def _lds_padding(self, bpe: int, du_lds: int) -> dict[str, bool]:
+        """Tensile 4.44's ldsPaddingAuto: resolve LdsPad -1 and LdsBlockSizePerPad -1, clear a block size
+        that the tile cannot use (row length not a power of two, no pad), reject a block shorter than a row."""
+        p, k = self.p, self.k
+        auto = {}
+        for tc in "AB":
+            tlu = self.pt.tlu_a if tc == "A" else self.pt.tlu_b
+            um = p["UnrollMajorLDS" + tc]
+            vw = p["VectorWidth"] if tc == "A" else p["VectorWidthB"]
+            auto_block = p["LdsBlockSizePerPad" + tc] == -1
+            if auto_block:
+                p["LdsBlockSizePerPad" + tc] = 0
+            auto[tc] = auto_pad = p["LdsPad" + tc] == -1
+            if auto_pad:
+                p["LdsPad" + tc] = 0 if tlu and not um else vw
+            if not self.mfma:
+                if um:
+                    self.reject(f"UnrollMajorLDS{tc} (or TransposeLDS) needs MatrixInstruction (Tensile has no "
+                                f"unroll-major LDS for VALU kernels)")
+                if p["LdsBlockSizePerPad" + tc]:
+                    self.reject(f"LdsBlockSizePerPad{tc} needs MatrixInstruction (Tensile has no block padding for "
+                                f"VALU kernels)")
+            else:
+                line = du_lds if um else k["MacroTile" + tc]
+                stride = line * vw if um else (line * p["LocalReadVectorWidth"] if k["MIInputPerThread"] > 1 else 0)
+                if line <= 0 or line & (line - 1):
+                    stride = 0
+                    p["LdsBlockSizePerPad" + tc] = 0
+                if auto_block and stride > 0:
+                    p["LdsBlockSizePerPad" + tc] = max(next_pow2(stride * bpe), 128)
+                block = p["LdsBlockSizePerPad" + tc]
+                if block and block < line:
+                    self.reject(f"LdsBlockSizePerPad{tc} {block} is less than the LDS row of {tc}, "
+                                f"{'DepthU' if um else 'MacroTile'} {line}")
+                if auto_pad:
+                    p["LdsPad" + tc] = self._auto_pad(tc, um, vw, stride, du_lds, bpe)
+            if p["DirectToVgpr" + tc]:
+                p["LdsPad" + tc] = 0
+            if p["LdsPad" + tc] == 0:
+                p["LdsBlockSizePerPad" + tc] = 0
+        return auto
+
+    def _auto_pad(self, tc: str, um: bool, vw: int, stride: int, du_lds: int, bpe: int) -> int:
+        """Tensile 4.44's automatic MFMA LdsPad: keep the local reads of neighbouring rows off each other's
+        banks (32 banks of 4 bytes)."""
+        p, k = self.p, self.k
+        banks, line_elems = 32, 128 // bpe
+        mi_width = k["MatrixInstM"] * k["MatrixInstBM"] if tc == "A" else k["MatrixInstN"] * k["MatrixInstBN"]
+        if tc == "B" and k["MatrixInstBM"] > 1:
+            mi_width = k["MatrixInstN"]
+        pad = p["LdsPad" + tc]
+        if not um:
+            extra = (mi_width * vw) % line_elems if mi_width < banks and mi_width * vw < line_elems else 0
+            if extra:
+                pad = (line_elems + extra - stride % line_elems) % line_elems
+            return 0 if p["DirectToLds" + tc] else pad
+        lrvw = p["LocalReadVectorWidth"]
+        read_regs = lrvw * bpe // 4
+        opt = lrvw * (banks // mi_width) if mi_width < banks and read_regs in (1, 4) else lrvw
+        opt = max(k["GlobalLoadVectorWidth" + tc], opt)
+        if du_lds > 0 and du_lds & (du_lds - 1):
+            extra_du = (ceil_div(line_elems, du_lds) * du_lds) % line_elems
+            opt = min((extra_du + opt) % line_elems, (extra_du - opt) % line_elems)
+        return 0 if p["DirectToLds" + tc] else opt
+
+    def _operand_tiles(self, bpe: int, du_lds: int) -> dict[str, "OperandLds"]:
+        p, k = self.p, self.k
+        return {tc: OperandLds(k["MacroTile" + tc], du_lds, p["LdsPad" + tc],
+                               p["LdsBlockSizePerPad" + tc] // bpe if p["LdsBlockSizePerPad" + tc] else 0,
+                               bool(p["UnrollMajorLDS" + tc])) for tc in "AB"}
+
     def _lds(self, bpe: int, mt0: int, mt1: int, lsu: int) -> None:
         p, k, out = self.p, self.k, self.out
         du_lds = p["DepthU"] // p["DepthULdsDivisor"]
-        sizes = {}
+        self._unroll_major()
+        auto = self._lds_padding(bpe, du_lds)
+        tiles = self._operand_tiles(bpe, du_lds)
+        # Tensile 4.44: an automatic pad that makes both buffers overflow LDS is dropped, K-major operands first
+        for um in (False, True):
+            for tc in "AB":
+                ab = tiles["A"].elements_aligned(bpe) + tiles["B"].elements
+                if p["1LDSBuffer"] != 1:
+                    ab *= 2
+                if auto[tc] and ab * bpe > MAX_LDS_BYTES and bool(p["UnrollMajorLDS" + tc]) == um:
+                    p["LdsPad" + tc] = p["LdsBlockSizePerPad" + tc] = 0
+                    tiles = self._operand_tiles(bpe, du_lds)
         for tc in "AB":
-            tlu = self.pt.tlu_a if tc == "A" else self.pt.tlu_b
-            mt = k["MacroTile" + tc]
-            if p["TransposeLDS"] == 1 and not tlu:
-                p["UnrollMajorLDS" + tc] = True
-            unroll_major = bool(p["UnrollMajorLDS" + tc])
-            pad = p["LdsPad" + tc]
-            if pad == -1:
-                mipt = k.get("MIInputPerThread", 1)
-                pad = 0 if tlu else (max(p["GlobalReadVectorWidth"], mipt) if self.mfma else p["VectorWidth"])
-                p["LdsPad" + tc] = pad
-            block = p["LdsBlockSizePerPad" + tc]
-            if block == -1:
-                block = max(128, next_pow2(du_lds * bpe)) if unroll_major and pad else 0
-                p["LdsBlockSizePerPad" + tc] = block
-            if unroll_major:
-                interval = block // bpe
-                sizes[tc] = du_lds * mt // interval * (interval + pad) if interval else (du_lds + pad) * mt
-            else:
-                sizes[tc] = du_lds * (mt + pad)
-            out["lds_pad_" + tc.lower()] = pad
+            out["lds_pad_" + tc.lower()] = p["LdsPad" + tc]
+            out["lds_" + tc.lower()] = tiles[tc]
+        sizes = {tc: 0 if p["DirectToVgpr" + tc] else tiles[tc].elements for tc in "AB"}
         remap = 0
         if self.mfma and p["StoreRemapVectorWidth"] > 0:  # C is remapped through LDS for wider stores
             pad = max(p["StoreRemapVectorWidth"], k["MIOutputVectorWidth"])
-            remap = (mt0 + pad) * k["MatrixInstN"] * k["MIWaveGroup"][1] * self.pt.dest_type.bytes
+            # Tensile counts (MT0 + pad) x N x MIWaveGroup[1] A/B elements, times compute / A/B bytes with a
+            # GlobalSplitU workspace, or C/D / A/B bytes where C/D is wider
+            if self._accumulation()[0] is not None:
+                times = self.pt.compute_type.bytes // bpe
+            else:
+                times = max(1, self.pt.dest_type.bytes // bpe)
+            remap = (mt0 + pad) * k["MatrixInstN"] * k["MIWaveGroup"][1] * times * bpe
         # Tensile counts the occupancy floor, 64 KiB / MaxOccupancy, in elements of the C/D type, then uses that
         # count as A/B elements (SolutionStructs: ldsNumElementsOccupancy = ldsSizeOccupancy // DestDataType bytes)
         occupancy = MAX_LDS_BYTES // p["MaxOccupancy"] // self.pt.dest_type.bytes * bpe

@@ -13,7 +13,7 @@ from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.isa.registers import Label, VReg
 from tensile_asm.problem import ProblemType
 from tensile_asm.solution.derive import Derived
-from tensile_asm.solution.layout import LdsLayout
+from tensile_asm.solution.layout import LdsLayout, OperandLds
 
 
 def _derived(name: str, doc: str = "") -> property:
@@ -215,6 +215,10 @@ class Geometry:
     @property
     def lds(self) -> LdsLayout:
         return self.derived.lds.layout(self.lds_bpe)
+
+    def lds_tile(self, operand: str) -> OperandLds:
+        """An operand's tile in LDS: K-major or unroll-major, row and block pads (writer/lds_address.py)."""
+        return self.derived.lds_a if operand == "A" else self.derived.lds_b
 
     def lds_row(self, operand: str) -> int:
         """Elements per LDS row (one K value) of an operand's tile, padding included."""

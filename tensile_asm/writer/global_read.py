@@ -18,6 +18,7 @@ from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.elementwise import batch_base
+from tensile_asm.writer.lds_address import element_address
 from tensile_asm.writer.prologue import EntryRegisters
 
 BUFFER_OOB = 0x80000000  # an offset past any num_records we set: loads give 0, stores are dropped
@@ -148,7 +149,6 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
     g, arch = ctx.geometry, ctx.arch
     bpe = g.in_bpe
     shift = bpe.bit_length() - 1
-    lds_shift = g.lds_bpe.bit_length() - 1
     m = Module(f"global read {op.name}: setup")
     srd, arg = op.srd, regs.arg
     m.add(batch_base(ctx, regs, srd.slice(0, 2), op.name, bpe, g.batched))
@@ -183,12 +183,9 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         m.add(ctx.inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
         if op.write_masks[i] is not None:
             m.add(_in_tile_mask(ctx, op, i, tile_index, k_index))
-        # LDS holds the tile K-major: element (t, k) at (k*(MT + pad) + t)*bpe.
-        m.add(ctx.inst("v_mul_u32_u24", tmp, g.lds_row(op.name), k_index),
-              ctx.inst("v_add_u32", tmp, tmp, tile_index),
-              ctx.inst("v_lshlrev_b32", op.lds_addresses[i], lds_shift, tmp))
-        if lds_base:
-            m.add(ctx.inst("v_add_u32", op.lds_addresses[i], lds_base, op.lds_addresses[i]))
+        # element (t, k) of the LDS tile (K-major or unroll-major, pads: writer/lds_address.py)
+        m.add(element_address(ctx, op.lds_addresses[i], g.lds_tile(op.name), tile_index, k_index, g.lds_bpe,
+                              lds_base))
     return m
 
 

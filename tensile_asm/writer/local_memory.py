@@ -15,6 +15,7 @@ from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import EXEC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.global_read import OperandTile
+from tensile_asm.writer.lds_address import vector_offsets
 from tensile_asm.writer.prologue import EntryRegisters
 
 _READ = {1: "ds_read_b32", 2: "ds_read_b64", 3: "ds_read_b96", 4: "ds_read_b128"}
@@ -35,15 +36,18 @@ def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module
     base = g.lds_buffer_offset(buffer)
     r = g.acc_regs
     m = Module(f"local write {op.name} (buffer {buffer})")
+    # the vector runs along the tile dimension (TLU) or along K: contiguous in LDS where that is the LDS
+    # tile's row direction (K-major / unroll-major), else one element per row (writer/lds_address.py)
+    apart = vector_offsets(g.lds_tile(op.name), op.tlu, op.glvw)
     for addr, data, mask in zip(op.lds_addresses, op.lds_data, op.write_masks):
         writes = Module("writes")
-        if op.tlu:   # the vector runs along the tile dimension: contiguous in LDS
+        if apart is None:
             for first, n in _chunks(op.glvw * r):
                 off = base + first * 4
                 writes.add(ctx.inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))
-        else:        # the vector runs along K: one LDS row per element
+        else:
             for j in range(op.glvw):
-                off = base + j * g.lds_row(op.name) * g.lds_bpe
+                off = base + apart[j] * g.lds_bpe
                 writes.add(ctx.inst(_WRITE[r], addr, data.slice(j * r, r), mods=[("offset", off)] if off else ()))
         if mask is None:
             m.add(writes)

@@ -91,13 +91,14 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
         (bool(params.get("MIArchVgpr")), "MIArchVgpr (MFMA accumulators in arch VGPRs) is not implemented"),
         (params.get("StoreRemapVectorWidth", 0) not in (0, None),
          "StoreRemapVectorWidth (C remapped through LDS) is not implemented"),
-        (any(params.get(f"LdsBlockSizePerPad{t}", 0) not in (0, -1) and params.get(f"LdsPad{t}", 0)
-             for t in "AB"), "LdsBlockSizePerPad with LdsPad (a pad every block) is not implemented"),
     )
     for failed, why in checks:
         if failed:
             return why
-    return None
+    from tensile_asm.writer.lds_address import lds_reason
+    from tensile_asm.writer.mfma_local_read import read_pattern
+    p = MfmaPlan(_shape(g, arch), tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b))
+    return lds_reason(g, lambda op: read_pattern(g, p, 0 if op == "A" else 1))
 
 
 def plan(ctx: KernelContext) -> MfmaPlan:

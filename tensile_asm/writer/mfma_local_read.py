@@ -1,15 +1,19 @@
 """LDS reads of the MFMA operands, as Tensile's MFMA kernels read LDS (LraTileAssignmentMFMA,
-LocalReadMFMA), on the writer's K-major LDS tiles (DepthU rows of MacroTile + LdsPad elements).
+LocalReadMFMA), on the operands' LDS tiles (K-major or unroll-major, padded: writer/lds_address.py).
 
 The MFMA's A operand (B alike, with N): lane l of a wave holds row ``l % M`` of the output's M rows and
 the K values ``(l / M) * V .. + V-1`` of the step (V = M*K/64 values per lane, one block). So lane l
-reads, for output row t0 of the wave's tile and K-step s,
+reads, for output row t0 of the wave's tile and K-step s, the elements
 
-    A_lds[s*K + (l/M)*V + v][w0*M*VW + (l % M)*VW + tile_offset(t0)],   v = 0 .. V-1
+    A_lds(tile index w0*M*VW + (l % M)*VW + tile_offset(t0),  K value s*K + (l/M)*V + v),   v = 0 .. V-1
 
 (tile_offset(t0) = t0*MIWaveGroup[0]*M with VectorWidth VW 1; mfma.MfmaPlan.tile_offset) where w0 is the
-wave's position along dim 0 (B: w1 = wave / MIWaveGroup[0], along dim 1). The lane and
-wave part is one address per operand (set up once); t0, s, v and the LDS buffer are instruction offsets.
+wave's position along dim 0 (B: w1 = wave / MIWaveGroup[0], along dim 1). The lane and wave part is one
+address per operand (set up once, ``lane_coordinates``); t0, s, v and the LDS buffer are instruction
+offsets. In a K-major tile the V values lie a row apart (V reads); in an unroll-major one (TransposeLDS,
+UnrollMajorLDS) they are neighbours, read by one wide ds_read (Tensile's LocalReadVectorWidth; a wider
+LocalReadVectorWidth than V changes which K values a lane holds in which step, not the sum, and is read V
+at a time here).
 
 16-bit inputs sit in LDS widened to fp32 (the writer's LDS element, context.Geometry): their V values are
 read as fp32 registers and packed two per register just before the MFMA (mfma.mfma_step), exactly,
@@ -23,10 +27,11 @@ from dataclasses import dataclass
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import KernelContext
+from tensile_asm.writer.lds_address import element_address, offset
 from tensile_asm.writer.mfma import MfmaPlan
 from tensile_asm.writer.prologue import EntryRegisters
 
-_READ = {1: "ds_read_b32", 2: "ds_read_b64"}
+_READ = {1: "ds_read_b32", 2: "ds_read_b64", 3: "ds_read_b96", 4: "ds_read_b128"}
 
 
 @dataclass
@@ -47,9 +52,44 @@ def read_registers(g, p: MfmaPlan) -> int:
     return p.shape.values_per_lane if widened(g) else p.shape.a_regs
 
 
+def _operand(dim: int) -> str:
+    return "A" if dim == 0 else "B"
+
+
+def lane_coordinates(p: MfmaPlan, dim: int, wave_pos: int, lane: int) -> tuple[int, int]:
+    """(tile index, K value) of the first element lane ``lane`` of the wave at ``wave_pos`` along ``dim`` reads."""
+    rows = p.rows(dim)
+    return wave_pos * p.wave_stride(dim) + (lane % rows) * p.vector_width[dim], (lane // rows) * p.shape.values_per_lane
+
+
+def reads(g, p: MfmaPlan, dim: int, step: int) -> list[tuple[int, int, int, int]]:
+    """The reads of one operand in K-step ``step``: (wave output t, first value v, tile offset, K offset) of
+    each read, which reads ``read_values`` values."""
+    lay = g.lds_tile(_operand(dim))
+    per = 1 if not lay.unroll_major else p.shape.values_per_lane
+    return [(t, v, p.tile_offset(dim, t), step * p.shape.k + v)
+            for t in range(p.wave_tile[dim]) for v in range(0, p.shape.values_per_lane, per)]
+
+
+def read_values(g, p: MfmaPlan, dim: int) -> int:
+    """Values one read instruction covers: V in an unroll-major tile, else 1."""
+    return p.shape.values_per_lane if g.lds_tile(_operand(dim)).unroll_major else 1
+
+
+def read_pattern(g, p: MfmaPlan, dim: int) -> tuple[list[int], list[int]]:
+    """(unpadded lane bases, unpadded offsets of every element read) of one operand's local reads, for
+    ``lds_address.lds_reason``."""
+    lay = g.lds_tile(_operand(dim))
+    bases = {lay.unpadded(*lane_coordinates(p, dim, w, lane))
+             for w in range(p.wave_group[dim]) for lane in range(64)}
+    width = read_values(g, p, dim)
+    offsets = {lay.unpadded(t_off, k_off + j) for step in range(g.math_steps)
+               for _, _, t_off, k_off in reads(g, p, dim, step) for j in range(width)}
+    return sorted(bases), sorted(offsets)
+
+
 def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> tuple[Module, MfmaReadState]:
     g, s = ctx.geometry, p.shape
-    bpe_shift = g.lds_bpe.bit_length() - 1
     wave_shift = ctx.arch.wavefront_size.bit_length() - 1
     per_tile = read_registers(g, p)
     align = ctx.arch.vgpr["tuple_alignment"] if per_tile > 1 else 1
@@ -58,48 +98,47 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> t
                           [VReg("v", p.wave_tile[0] * per_tile, f"MfmaA_X{i}", align) for i in range(sets)],
                           [VReg("v", p.wave_tile[1] * per_tile, f"MfmaB_X{i}", align) for i in range(sets)])
     lane, wave, tmp = ctx.vgpr("WaveLane"), ctx.vgpr("WaveIndex"), ctx.vgpr("LraTmp")
+    t_index, k_index = ctx.vgpr("LraTileIndex"), ctx.vgpr("LraKIndex")
     m = Module("MFMA local read addresses")
     m.add(ctx.inst("v_and_b32", lane, ctx.arch.wavefront_size - 1, regs.serial),
           ctx.inst("v_lshrrev_b32", wave, wave_shift, regs.serial))
     wg0 = p.wave_group[0]
-    for dim, addr, rows, row_len, wave_pos, extra in (
-            (0, state.address_a, s.m, g.lds_row("A"), "A", 0),
-            (1, state.address_b, s.n, g.lds_row("B"), "B", g.lds_offset_b)):
-        vw = p.vector_width[dim]
+    for dim, addr, extra in ((0, state.address_a, 0), (1, state.address_b, g.lds_offset_b)):
+        rows, vw = p.rows(dim), p.vector_width[dim]
         # wave position along this operand's dimension, times the rows of one output
-        if wave_pos == "A":
+        if dim == 0:
             m.add(ctx.inst("v_and_b32", tmp, wg0 - 1, wave))
         else:
             m.add(ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
                   ctx.inst("v_and_b32", tmp, p.wave_group[1] - 1, tmp))
-        m.add(ctx.inst("v_mul_u32_u24", addr, p.wave_stride(dim), tmp, comment="wave offset along the tile"),
+        m.add(ctx.inst("v_mul_u32_u24", t_index, p.wave_stride(dim), tmp, comment="wave offset along the tile"),
               ctx.inst("v_and_b32", tmp, rows - 1, lane),
               ctx.inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, tmp) if vw > 1 else None,
-              ctx.inst("v_add_u32", addr, addr, tmp, comment="+ (lane % M) * VW: the output row"),
+              ctx.inst("v_add_u32", t_index, t_index, tmp, comment="+ (lane % M) * VW: the output row"),
               ctx.inst("v_lshrrev_b32", tmp, rows.bit_length() - 1, lane),
-              ctx.inst("v_mul_u32_u24", tmp, s.values_per_lane * row_len, tmp, comment="lane / M: its K values"),
-              ctx.inst("v_add_u32", addr, addr, tmp),
-              ctx.inst("v_lshlrev_b32", addr, bpe_shift, addr))
-        if extra:
-            m.add(ctx.inst("v_add_u32", addr, extra, addr, comment="B's tile"))
+              ctx.inst("v_mul_u32_u24", k_index, s.values_per_lane, tmp, comment="lane / M: its K values"),
+              element_address(ctx, addr, g.lds_tile(_operand(dim)), t_index, k_index, g.lds_bpe, extra))
     return m, state
 
 
 def local_reads(ctx: KernelContext, p: MfmaPlan, state: MfmaReadState, step: int, buffer: int = 0,
                 regset: int = 0) -> Module:
     """Read A's and B's values of K-step ``step`` (of MatrixInstK values) for every output of the wave."""
-    g, s = ctx.geometry, p.shape
+    g = ctx.geometry
     bpe = g.lds_bpe
     regs_per_value = g.acc_regs
     per_tile = read_registers(g, p)
     base = g.lds_buffer_offset(buffer)
     m = Module(f"MFMA local reads, K-step {step}")
-    for dim, values, addr, row_len, tiles in (
-            (0, state.values_a[regset], state.address_a, g.lds_row("A"), p.wave_tile[0]),
-            (1, state.values_b[regset], state.address_b, g.lds_row("B"), p.wave_tile[1])):
-        for t in range(tiles):
-            for v in range(s.values_per_lane):
-                off = base + ((step * s.k + v) * row_len + p.tile_offset(dim, t)) * bpe
-                dst = values.slice(t * per_tile + v * regs_per_value, regs_per_value)
-                m.add(ctx.inst(_READ[regs_per_value], dst, addr, mods=[("offset", off)] if off else ()))
+    for dim, values, addr in ((0, state.values_a[regset], state.address_a),
+                              (1, state.values_b[regset], state.address_b)):
+        lay = g.lds_tile(_operand(dim))
+        width = read_values(g, p, dim) * regs_per_value
+        for t, v, t_off, k_off in reads(g, p, dim, step):
+            off = base + offset(lay, t_off, k_off) * bpe
+            first = t * per_tile + v * regs_per_value
+            for r0 in range(0, width, 4):
+                n = min(4, width - r0)
+                o = off + r0 * 4
+                m.add(ctx.inst(_READ[n], values.slice(first + r0, n), addr, mods=[("offset", o)] if o else ()))
     return m
