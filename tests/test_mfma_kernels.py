@@ -4,7 +4,8 @@ poisoned and C all NaN when beta is 0.
 
 Randomized differential test: MFMA parameter sets drawn from the shapes the writer builds (both the
 4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead 0/1/2,
-PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU), architectures with matrix
+PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU, LDS layouts: TransposeLDS,
+UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B), architectures with matrix
 cores, edge sizes (1, primes, non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
 with seed ``SEED``; ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
 ``tensile-asm verify`` command.
@@ -102,8 +103,20 @@ def draw_case(rng: random.Random, largest: int) -> dict:
               "GlobalReadVectorWidth": 1,
               "WorkGroupMapping": rng.choice((1, 2, 8)), "StaggerU": rng.choice((0, 4, 32)), "GlobalSplitU": gsu,
               "GlobalSplitUAlgorithm": rng.choice(("SingleBuffer", "MultipleBuffer"))}
+    # LDS layouts (Tensile 4.44): TransposeLDS / UnrollMajorLDS tiles, row pads or a pad every LdsBlockSizePerPad
+    # bytes (a block size the writer cannot honour with address + offset is dropped: lds_address.lds_reason)
+    params.update(TransposeLDS=rng.choice((0, 0, 1)), UnrollMajorLDSA=rng.random() < 0.2,
+                  UnrollMajorLDSB=rng.random() < 0.2)
+    for tc in "AB":
+        params["LdsPad" + tc] = rng.choice((0, 0, 1, 2, 4, 8))
+        params["LdsBlockSizePerPad" + tc] = rng.choice((0, 0, 128, 256))
     use_beta = rng.random() < 0.85
     prob = problem(types, rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.7, use_beta)
+    sol = make(prob, params)
+    for tc in "AB":
+        if not sol.valid or (supports(sol, load_arch("gfx90a")) or "").startswith(f"LdsBlockSizePerPad{tc}"):
+            params["LdsBlockSizePerPad" + tc] = 0
+            sol = make(prob, params)
     size = Size(_side(rng, mt0, largest), _side(rng, mt1, largest), _side(rng, du, largest),
                 rng.choice((1, 1, 2, 3)))
     return dict(arch=rng.choice(archs), problem=prob, params=params, size=size,
@@ -229,3 +242,61 @@ def test_valu_prefetch_global_read_2(one_buffer):
     sizes = [Size(1, 1, 1, 1), Size(64, 32, 8, 1), Size(65, 31, 16, 2), Size(37, 29, 24, 1), Size(70, 40, 43, 1)]
     results = verify_sizes(co, contract, sizes, 0.5, -1.25, 5, EmulatedRuntime())
     assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+# LDS layouts of real rocBLAS logic (Tensile 4.44's meaning): unroll-major tiles (TransposeLDS) with a pad
+# every LdsBlockSizePerPad bytes; 16-bit values read V at a time by one wide ds_read
+@pytest.mark.parametrize("arch,types,ta,tb,params", [
+    ("gfx90a", "HHS", False, False, {"MatrixInstruction": [32, 32, 8, 1, 1, 2, 1, 2, 2], "DepthU": 32,
+                                     "TransposeLDS": 1, "LdsPadB": 8, "LdsBlockSizePerPadB": 128}),
+    ("gfx90a", "DDD", True, False, {"MatrixInstruction": [16, 16, 4, 1, 1, 1, 2, 2, 2], "DepthU": 16,
+                                    "TransposeLDS": 1, "LdsPadA": 2, "LdsBlockSizePerPadA": 128,
+                                    "LdsPadB": 2, "LdsBlockSizePerPadB": 256}),
+])
+def test_lds_layouts_edges(arch, types, ta, tb, params):
+    params = {**params, "PrefetchGlobalRead": 2, "PrefetchLocalRead": 1, "GlobalReadVectorWidth": 1}
+    sol = make(problem(types, ta, tb), params)
+    lay = [sol.derived.lds_a, sol.derived.lds_b]
+    assert any(t.unroll_major and t.block_padded for t in lay), lay
+    co, contract, kernel = built(arch, problem(types, ta, tb), params)
+    if types == "HHS":   # V = 4 fp16 values per lane, widened to fp32: one ds_read_b128 per output and step
+        assert "ds_read_b128" in kernel.text()
+    results = verify_sizes(co, contract, EDGE_SIZES, -1.5, 0.75, 7, EmulatedRuntime())
+    assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+def test_operand_lds_addresses_and_splits():
+    """Element addresses of Tensile's LDS tiles and the check that keeps block pads out of address+offset."""
+    from tensile_asm.solution.layout import OperandLds
+    km = OperandLds(macro_tile=8, depth=4, pad=2)                   # K-major, a pad after each row of 8
+    assert [km.index(t, k) for t, k in ((0, 0), (7, 0), (0, 1), (3, 2))] == [0, 7, 10, 23]
+    assert km.elements == 8 * 4 + 4 * 2
+    um = OperandLds(macro_tile=8, depth=4, pad=1, unroll_major=True)  # a pad after each row of 4 K values
+    assert [um.index(t, k) for t, k in ((0, 3), (1, 0), (2, 1))] == [3, 5, 11]
+    blk = OperandLds(macro_tile=4, depth=8, pad=3, interval=16, unroll_major=True)   # rows not padded
+    assert [blk.index(t, k) for t, k in ((1, 7), (2, 0), (3, 7))] == [15, 16 + 3, 31 + 3]
+    assert blk.elements == 32 + 2 * 3
+    # an access at base 8 + offset 8 lands on element 16, past a pad neither part has
+    assert blk.splits([0, 8], [0, 7]) is False and blk.splits([0, 8], [0, 8]) is True
+    assert blk.padded(8 + 8) != blk.padded(8) + blk.padded(8)
+
+
+def test_lds_keys_of_real_unroll_major_solutions_are_tensiles():
+    """aldebaran HHS TN (Alik_Bljk): both operands unroll-major (TransposeLDS) with a pad every 256 or 128
+    bytes; the LDS keys Tensile wrote into the file (LdsNumElements 12800, 8448, 11520, 18432, 13824, 4608,
+    13824, 27904: 4.44 derives the same) are what this derivation gives."""
+    import yaml
+    # the first 8 solutions of rocblas-asm_full/aldebaran/aldebaran_Cijk_Alik_Bljk_HHS_BH.yaml (tools/cut_logic.py)
+    path = Path(__file__).parent / "data" / "aldebaran_Alik_Bljk_HHS_BH_lds.yaml"
+    data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    pt = data[4]
+    checked = 0
+    for raw in data[5][:8]:
+        sol = Solution.from_dict(dict(raw, ProblemType=pt), where="logic", defaults_from="tensile")
+        assert sol.valid, sol.rejection
+        assert sol.derived.lds_a.unroll_major and sol.derived.lds_a.block_padded
+        lds_keys = {k: v for k, v in sol.stored_differences.items() if k.startswith("Lds")}
+        assert not lds_keys, lds_keys
+        assert sol.derived_keys["LdsNumElements"] == raw["LdsNumElements"]
+        checked += 1
+    assert checked == 8

@@ -5,7 +5,7 @@ first reason a solution is invalid (Tensile's ``PrintSolutionRejectionReason``).
 GlobalReadVectorWidth -1, LdsPad -1, ...) in place and returns a ``Derivation``: the typed ``Derived``
 values our writer reads, the derived keys under Tensile's names (to compare with, and to write into, logic
 files) and the rejection reason (``None`` for a valid solution). The VALU derivation follows Tensile 4.x;
-for MFMA solutions the tile math of the 4-entry MatrixInstruction form is reproduced (M=4 shapes are not).
+for MFMA solutions the tile math of the 4-entry MatrixInstruction form is reproduced (4x4 shapes included).
 """
 
 from __future__ import annotations
@@ -135,10 +135,13 @@ def isa_from_arch(arch_name: str) -> list[int]:
     return [int(digits[:-2]), int(digits[-2], 16), int(digits[-1], 16)]
 
 
-def derive(params: dict[str, Any], problem_type: ProblemType, from_logic: bool = False) -> Derivation:
+def derive(params: dict[str, Any], problem_type: ProblemType, from_logic: bool = False,
+           file_keys: dict[str, Any] | None = None) -> Derivation:
     """``from_logic``: the parameters come from a logic file, where Tensile does not check them against its
-    tuning-config value lists (validParameters: MacroTile sides) but only derives (assignDerivedParameters)."""
-    d = _Deriver(params, problem_type, from_logic)
+    tuning-config value lists (validParameters: MacroTile sides) but only derives (assignDerivedParameters).
+    ``file_keys``: the derived keys the file stores; Tensile 4.44 reads GlobalLoadVectorWidthA/B among them as
+    parameters of MFMA solutions whose GlobalReadVectorWidth is -1 (``_load_widths``)."""
+    d = _Deriver(params, problem_type, from_logic, file_keys or {})
     reason = underived = None
     try:
         d.run()
@@ -156,8 +159,9 @@ class Underived(Reject):
 
 
 class _Deriver(LayoutMixin):
-    def __init__(self, params: dict[str, Any], pt: ProblemType, from_logic: bool = False):
-        self.p, self.pt, self.from_logic = params, pt, from_logic
+    def __init__(self, params: dict[str, Any], pt: ProblemType, from_logic: bool = False,
+                 file_keys: dict[str, Any] | None = None):
+        self.p, self.pt, self.from_logic, self.file_keys = params, pt, from_logic, file_keys or {}
         self.k: dict[str, Any] = {}  # Tensile-named derived keys
         self.out: dict[str, Any] = {"bytes_per_element": pt.data_type.bytes}
 
@@ -184,6 +188,8 @@ class _Deriver(LayoutMixin):
         if lsu not in VALID_LSU:
             self.reject(f"LocalSplitU (WorkGroup[2]) {lsu} is not one of {', '.join(map(str, VALID_LSU))}")
         self.mfma = bool(mi)
+        if self.mfma and lsu > 4:
+            self.reject(f"LocalSplitU {lsu} is more than 4, the most Tensile allows with MatrixInstruction")
         if self.mfma:
             self._mfma_tiles(mi, wg0, wg1)
         else:
@@ -234,8 +240,6 @@ class _Deriver(LayoutMixin):
         mi_type = xdl.char if xdl is not None and self.pt.data_type.char == "S" else self.pt.data_type.char
         if tuple(mi) not in VALID_MFMA.get(mi_type, ()):
             self.reject(f"MatrixInstruction {mi} is not an MFMA shape for data type {mi_type}")
-        if m == 4:
-            raise Underived(f"MatrixInstruction {mi}: the tile math of 4x4 MFMA shapes is not derived yet")
         wave = p["WavefrontSize"]
         if (wg0 * wg1) % wave:
             self.reject(f"MatrixInstruction needs whole waves: WorkGroup {wg0}x{wg1} is not a multiple of {wave} threads")
@@ -249,8 +253,13 @@ class _Deriver(LayoutMixin):
         wgrp0 = min(miwg0 // m // bm, waves)
         wave_group = [wgrp0, waves // wgrp0]
         wave_tile = [p["ThreadTile"][0], p["ThreadTile"][1] // n]
-        tt0, tt1 = bm * wave_tile[0] * (m * n // wave), bn * wave_tile[1]
-        sg0, sg1 = wave_group[0] * (wave // n), wave_group[1] * n
+        out_vw = 1 if self.pt.data_type.char in ("D", "Z") else 4   # Tensile's getMIOutputInfo
+        if m == 4:   # 4x4 shapes (16 blocks): Tensile 4.44 counts a thread's outputs in MIOutputVectorWidth rows
+            tt0, tt1 = wave_tile[0] * out_vw, wave_tile[1]
+            sg0, sg1 = wave_group[0] * m * bm // out_vw, wave_group[1] * n * bn
+        else:
+            tt0, tt1 = bm * wave_tile[0] * (m * n // wave), bn * wave_tile[1]
+            sg0, sg1 = wave_group[0] * (wave // n), wave_group[1] * n
         self._tiles(sg0, sg1, tt0, tt1)
         a_is_0 = self.pt.tensor0 == 0
         mipt = m * kk * b // wave
@@ -259,8 +268,7 @@ class _Deriver(LayoutMixin):
                  MIWaveTile=wave_tile, MIWaveTileA=wave_tile[0 if a_is_0 else 1],
                  MIWaveTileB=wave_tile[1 if a_is_0 else 0], MIInputPerThread=mipt,
                  # Tensile's getMIOutputInfo: f64 MFMA output (D and Z inputs) is 1 x 2 registers, else 4 x 1
-                 MIRegPerOut=2 if self.pt.data_type.char in ("D", "Z") else 1,
-                 MIOutputVectorWidth=1 if self.pt.data_type.char in ("D", "Z") else 4)
+                 MIRegPerOut=2 if self.pt.data_type.char in ("D", "Z") else 1, MIOutputVectorWidth=out_vw)
         self.out.update(matrix_instruction=(m, n, kk, b), mi_wave_group=tuple(wave_group),
                         mi_wave_tile=tuple(wave_tile))
 
@@ -283,6 +291,7 @@ class _Deriver(LayoutMixin):
             self.reject(f"ThreadTile0 {tt0} or ThreadTile1 {tt1} is not a multiple of VectorWidth {vw}")
         if vw * bpe > 16:
             self.reject(f"VectorWidth {vw} x {bpe} bytes is more than 16 bytes")
+        self.load_widths = self._load_widths(bpe, vw)
         if p["GlobalReadVectorWidth"] == -1:
             p["GlobalReadVectorWidth"] = vw
         if p["GlobalReadVectorWidth"] * bpe > 16:
@@ -297,6 +306,23 @@ class _Deriver(LayoutMixin):
         out["vector_width"] = vw
         # Tensile overwrites this assumption: kernels with VW > 1 need sizes > 1 (3 for assembly, 2 for source)
         p["AssertMinApproxSize"] = (3 if p["KernelLanguage"] == "Assembly" else 2) if vw > 1 else 0
+
+    def _load_widths(self, bpe: int, vw: int) -> dict[str, int]:
+        """Each operand's global load width before the DepthU search may reduce it. VALU: GlobalReadVectorWidth,
+        -1 meaning VectorWidth. MFMA, as Tensile 4.44: GlobalReadVectorWidth sets both unless -1; then
+        GlobalLoadVectorWidthA/B, which 4.44 reads as parameters (a logic file's stored value), -1 or absent
+        meaning VectorWidth, at least one register of elements (assembly)."""
+        grvw = self.p["GlobalReadVectorWidth"]
+        if not self.mfma or grvw != -1:
+            return {"A": vw if grvw == -1 else grvw, "B": vw if grvw == -1 else grvw}
+        per_reg = max(1, 4 // bpe) if self.p["KernelLanguage"] == "Assembly" else 1
+        out = {}
+        for tc in "AB":
+            stored = self.file_keys.get("GlobalLoadVectorWidth" + tc, -1)
+            out[tc] = stored if isinstance(stored, int) and stored > 0 else max(vw, per_reg)
+            if out[tc] * bpe > 16:
+                self.reject(f"GlobalLoadVectorWidth{tc} {out[tc]} x {bpe} bytes is more than 16 bytes")
+        return out
 
     def _mfma_vector_widths(self, bpe: int, vw: int) -> int:
         """Tensile's MFMA VectorWidth/VectorWidthB rules: VectorWidthB -1 is 2 for 16-bit types (4 for

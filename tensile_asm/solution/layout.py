@@ -196,10 +196,10 @@ class LayoutMixin:
 
     def _try_depth_u(self, du: int, user: int, nt: int) -> str | None:
         p = self.p
-        grvw = p["GlobalReadVectorWidth"]
         if not self.mfma and du % (p["PrefetchLocalRead"] + 1):
             return f"DepthU {du} is not a multiple of PrefetchLocalRead+1 = {p['PrefetchLocalRead'] + 1}"
         for tc in "AB":
+            grvw = self.load_widths[tc]
             mt, coal, perp, tlu = self._operand(tc, du)
             total = coal * perp
             if p["FractionalLoad"]:
@@ -222,12 +222,13 @@ class LayoutMixin:
             self.k["GlobalLoadVectorWidth" + tc] = grvw // pv
             self.k["NumLoads" + tc] = vectors * pv // nt
         glvw = (self.k["GlobalLoadVectorWidthA"], self.k["GlobalLoadVectorWidthB"])
+        orig = (self.load_widths["A"], self.load_widths["B"])
         if not p["FractionalLoad"]:
             if user == -1 and glvw != (1, 1):
                 return "DepthU -1 needs GlobalLoadVectorWidth 1 for A and B"
-            if user == -2 and max(glvw) < grvw:
+            if user == -2 and glvw[0] < orig[0] and glvw[1] < orig[1]:
                 return "DepthU -2 needs a full GlobalReadVectorWidth load on A or B"
-            if user <= -3 and min(glvw) < grvw:
+            if user <= -3 and (glvw[0] < orig[0] or glvw[1] < orig[1]):
                 return f"DepthU {user} needs full GlobalReadVectorWidth loads on A and B"
         for tc, g in zip("AB", glvw):
             if not (self.pt.tlu_a if tc == "A" else self.pt.tlu_b) and du < g:
@@ -236,7 +237,7 @@ class LayoutMixin:
 
     def _fractional(self, tc: str, par: int, perp: int, nt: int) -> bool:
         """Tensile's fractional load tile: rows of LSC elements, the last load may be partial."""
-        grvw = self.p["GlobalReadVectorWidth"]
+        grvw = self.load_widths[tc]
         min_grvw = 2 if self.pt.data_type.bytes == 2 else 1
         best, lsc, lsp = -1, 0, 0
         while grvw >= min_grvw:
@@ -264,7 +265,8 @@ class LayoutMixin:
         mt, coal, perp, tlu = self._operand(tc, du)
         if not p["FractionalLoad"]:
             nl = k["NumLoads" + tc]
-            tvc = coal // p["GlobalReadVectorWidth"]
+            # Tensile 4.44: totalVectorsCoalesced at the (possibly reduced) load width (MFMA; VALU as before)
+            tvc = coal // (k["GlobalLoadVectorWidth" + tc] if self.mfma else p["GlobalReadVectorWidth"])
             want = p["NumLoadsCoalesced" + tc]
             if want in (1, -1):
                 order = range(1, nl + 1) if want == 1 else range(nl, 0, -1)

@@ -108,7 +108,7 @@ class Solution:
                 raise UserError(f"{where}: unknown solution parameter {key!r}{nearest(str(key), PARAMS)}")
         if "ISA" in params:
             params["ISA"] = list(params["ISA"])
-        derivation = derive(params, pt, from_logic=defaults_from == "tensile")
+        derivation = derive(params, pt, from_logic=defaults_from == "tensile", file_keys=stored)
         derived, keys = derivation.derived, derivation.keys
         if FILE_WINS <= stored.keys():
             kept = {k: (stored[k] or None) if k == "_GlobalAccumulation" else stored[k] for k in FILE_WINS}
