@@ -120,26 +120,34 @@ def test_the_file_s_global_accumulation_is_kept_as_tensile_keeps_it():
 
 
 def test_an_mfma_derivation_the_file_contradicts_is_a_kernel_reason(monkeypatch):
-    s = read("aquavanjaram942_Cijk_Ailk_Bljk_SB.yaml", 61)  # 4.31: Tensile 4.44 derives what the file stores
-    assert s.valid and s.stored_differences["GlobalLoadVectorWidthA"] == (4, 2)
+    # 4.31, GlobalReadVectorWidth -1: Tensile 4.44 starts from the file's GlobalLoadVectorWidthA (a parameter
+    # for it), so it derives what the file stores, and so do we
+    s = read("aquavanjaram942_Cijk_Ailk_Bljk_SB.yaml", 61)
+    assert s.valid and "GlobalLoadVectorWidthA" not in s.stored_differences
     from tensile_asm.writer import build
 
+    assert build._stored_reason(s) is None
+    # 4.23 stored the width its own rule gave (4); 4.44 and we derive 8 from GlobalReadVectorWidth 8
+    s = read("arcturus_Cijk_Ailk_Bljk_BSS_BH.yaml", 2)
+    assert s.valid and s.stored_differences["GlobalLoadVectorWidthA"] == (4, 8)
     assert build._stored_reason(s) == ("MFMA derived key GlobalLoadVectorWidthA is 4 in the file (written by Tensile "
-                                       "4.31.0) but 2 by this derivation; MFMA kernels are built only where the two "
+                                       "4.23.0) but 8 by this derivation; MFMA kernels are built only where the two "
                                        "agree")
     assert build._stored_reason(read("vega20_Cijk_Ailk_Bljk_DB.yaml", 66)) is None  # VALU: built as Tensile does
 
 
-def test_names_of_solutions_rejected_before_their_tile_is_derived():
-    # a 4x4 MFMA shape is rejected before the tile is derived: it has no MacroTile0 (was a KeyError)
+def test_4x4_mfma_tiles_are_derived_as_tensile_444():
+    # a 4x4 MFMA shape (16 blocks): ThreadTile0 = MIWaveTile0 x MIOutputVectorWidth, SubGroup0 = MIWaveGroup0 x
+    # 4 x MatrixInstBM / MIOutputVectorWidth; Tensile named it MT8x8x16 (its SolutionNameMin)
     bad = read("aldebaran_Cijk_AlikC_Bljk_ZB.yaml", 28)
     good = read("aldebaran_Cijk_Ailk_Bljk_ZB.yaml", 162)
-    assert bad.valid and "MacroTile0" not in bad.derived_keys  # Tensile accepts it; our derivation stops
-    assert supports(bad, load_arch("gfx90a")) == ("not derived by this project yet: MatrixInstruction [4, 4, 4, 4]: "
-                                                  "the tile math of 4x4 MFMA shapes is not derived yet")
+    assert bad.valid and bad.stored_differences == {}
+    assert (bad.derived_keys["MacroTile0"], bad.derived_keys["MacroTile1"]) == (8, 8)
+    assert bad.stored_name.startswith("Cijk_AlikC_Bljk_ZB_MT8x8x16_MI4x4x4x4_SN_")
+    assert supports(bad, load_arch("gfx90a")).startswith("data types ZZZ")
     names = min_names([good, bad], kernel=True)
     assert names[0].startswith("Cijk_Ailk_Bljk_ZB_MT128x32x16_MI16x16x4x1_SN_")
-    assert names[1].startswith("Cijk_AlikC_Bljk_ZB_SN_") and "_MT" not in names[1]
+    assert names[1].startswith("Cijk_AlikC_Bljk_ZB_MT8x8x16_MI4x4x4x4_SN_")
 
 
 def test_mfma_shapes_as_tensile_444_lists_them():
