@@ -95,6 +95,9 @@ def main() -> int:
     print(f"{card}: {len(kernels)} kernels validated, {len(failed)} failed ({time.time() - t0:.0f} s)", flush=True)
     for name, why in failed.items():
         print(f"  FAILED {name}: {why[0]}")
+    if not kernels:
+        print("no kernel validated: nothing to time")
+        return 1
     protocol = TimingProtocol(num_warmups=2, enqueues_per_sync=3, syncs_per_benchmark=1, num_benchmarks=3,
                               sleep_percent=0, num_elements_to_validate=0)
     gflops: dict = {}

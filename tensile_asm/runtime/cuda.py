@@ -75,7 +75,9 @@ class CudaApi:
         extra = (ctypes.c_void_p * 5)(CU_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
                                       CU_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size), CU_LAUNCH_PARAM_END)
         stream = self.cp.cuda.get_current_stream().ptr
-        self.cp.cuda.driver.launchKernel(function.ptr, *grid, *block, 0, stream, 0, ctypes.addressof(extra))
+        # CuPy 13+ returns a RawKernel from get_function; its compiled Function (with the CUfunction) is .kernel
+        handle = getattr(function, "kernel", function).ptr
+        self.cp.cuda.driver.launchKernel(handle, *grid, *block, 0, stream, 0, ctypes.addressof(extra))
 
     def event(self):
         return self.cp.cuda.Event()
