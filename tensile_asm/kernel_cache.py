@@ -7,7 +7,8 @@ tables, so any change to the code generation misses) and the toolchain's identit
 size and modification time). An entry (``<cache>/kernels/<key[:2]>/<key>.kernel``, msgpack) holds either
 the kernel's parts -- the kernel and the helper kernels it needs, each as (symbol name, relocatable ELF
 object, code-object metadata) -- or the reason it could not be written (so a warm rebuild does not try
-again). Entries are written under a temporary name and renamed into place (``os.replace`` is atomic on
+again). Entries are written under a temporary name and renamed into place (``atomic_file.write_atomic``;
+``os.replace`` is atomic on
 POSIX): a reader sees a whole entry or none, a build killed at any moment leaves at most a stray
 temporary file (never read), and two builds sharing the cache write the same bytes under the same name.
 An entry that does not decode (a damaged disk, a foreign file) is a miss and is rebuilt. Finished outputs
@@ -19,13 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import msgpack
+
+from tensile_asm.atomic_file import write_atomic
 
 ENTRY_FORMAT = 1
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -106,7 +108,7 @@ class KernelCache:
         data = msgpack.packb({"format": ENTRY_FORMAT, "key": key, "error": entry.error,
                               "parts": [[p.name, p.object, p.metadata] + ([p.language] if p.language != "Assembly" else [])
                                         for p in entry.parts]}, use_bin_type=True)
-        _write_atomic(self.path(key), data)
+        write_atomic(self.path(key), data)
 
     # Finished outputs (a linked code object, a master library file), by a key of everything they are made
     # of: a rebuild with nothing changed copies them instead of linking or serialising again.
@@ -122,7 +124,7 @@ class KernelCache:
         return body if hashlib.sha256(body).digest() == digest else None   # a damaged file is a miss
 
     def put_output(self, key: str, data: bytes) -> None:
-        _write_atomic(self.output_path(key), hashlib.sha256(data).digest() + data)
+        write_atomic(self.output_path(key), hashlib.sha256(data).digest() + data)
 
 
 def output_key(*parts: str | bytes) -> str:
@@ -132,14 +134,3 @@ def output_key(*parts: str | bytes) -> str:
         h.update(len(b).to_bytes(8, "little") + b)
     return h.hexdigest()
 
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -1,13 +1,11 @@
-"""Reading YAML/msgpack files with user-facing errors, and writing files atomically (temp name + rename)."""
+"""Reading YAML/msgpack files with user-facing errors, and writing them atomically (``atomic_file.py``)."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
 import marshal
-import os
 import sys
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -15,6 +13,7 @@ from typing import Any, Iterator
 import msgpack
 import yaml
 
+from tensile_asm.atomic_file import publish, write_atomic
 from tensile_asm.errors import UserError
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -96,28 +95,4 @@ def dump_yaml(data: Any, explicit: bool = False) -> str:
                      explicit_end=explicit, width=120)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def publish(tmp: str | Path, path: str | Path) -> None:
-    """Give a temporary file normal permissions and rename it over ``path``."""
-    os.chmod(tmp, 0o666 & ~_umask())
-    os.replace(tmp, path)
-
-
-def write_atomic(path: str | Path, data: bytes | str) -> Path:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-        publish(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+__all__ = ["Loader", "Dumper", "parse_cache", "load_yaml", "load_msgpack", "dump_yaml", "publish", "write_atomic"]
