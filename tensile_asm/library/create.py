@@ -20,6 +20,7 @@ that cannot be written (e.g. its registers do not fit) is reported as not built.
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -219,6 +220,7 @@ class _Progress:
 # The work of one build, set in the parent before the worker processes fork (they read it, nothing is
 # sent to them but indices; they send back only the error, if any, and their timing).
 _WORK: list[tuple[KernelBuilder, KernelCache, Arch, str, Any, str]] = []
+GC_THRESHOLD = 20000    # allocations between young-generation collections while kernels are written
 
 
 def _compile_one(i: int) -> tuple[int, str | None, dict[str, float]]:
@@ -247,6 +249,13 @@ def build_kernels(work: list[tuple[Arch, str, Any, str]], builder: KernelBuilder
     todo: list[int] = []
     global _WORK
     _WORK = [(builder, cache, arch, name, sol, key) for arch, name, sol, key in work]
+    # Writing a kernel allocates some hundred thousand objects that live until it is assembled: with the
+    # default thresholds the collector keeps walking them and the logic read so far (about a third of
+    # the generation time). Freeze what exists (the forked workers then leave it alone, and do not copy
+    # its pages by touching it) and collect the young generation less often, for this stage only.
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])
     try:
         for i, (_, _, _, _, _, key) in enumerate(_WORK):
             entry = cache.get(key)
@@ -277,6 +286,8 @@ def build_kernels(work: list[tuple[Arch, str, Any, str]], builder: KernelBuilder
             bar.close()
     finally:
         _WORK = []
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
     return results, stats
 
 
