@@ -5,9 +5,9 @@ measured -- on NVIDIA hardware, not on the AMD targets the kernels are written f
 
 It is the ``hip`` backend (``runtime.hip.HipRuntime``: buffers, kernarg bytes from the contract's launches,
 DataInitType, validation, the protocol) with ``CudaApi`` in place of HIP: a "code object" is the rendered
-``.cu`` file, compiled once per file; a launch passes the contract's kernarg bytes as the parameter buffer
-(``CU_LAUNCH_PARAM_BUFFER_POINTER``), which matches the kernel's parameter list because both are the
-contract's layout with natural alignment. GlobalSplitU's helper kernels exist as AMD assembly only, so a
+``.cu`` file, compiled once per file; a launch passes one pointer per argument into the contract's kernarg bytes
+(cuLaunchKernel's kernelParams), which matches the kernel's parameter list because both are the contract's
+layout with natural alignment. GlobalSplitU's helper kernels exist as AMD assembly only, so a
 kernel with GlobalSplitU > 1 is refused with that reason.
 """
 
@@ -22,8 +22,6 @@ from tensile_asm.errors import UserError
 from tensile_asm.runtime.base import GemmSize, TimingProtocol
 from tensile_asm.runtime.hip import HipRuntime
 
-# cuLaunchKernel's ``extra`` markers (cuda.h: CU_LAUNCH_PARAM_END is 0, unlike HIP's)
-CU_LAUNCH_PARAM_END, CU_LAUNCH_PARAM_BUFFER_POINTER, CU_LAUNCH_PARAM_BUFFER_SIZE = 0x00, 0x01, 0x02
 NVRTC_OPTIONS = ("--std=c++14", "-default-device")
 
 
@@ -70,14 +68,16 @@ class CudaApi:
         return int(ptr.ptr)
 
     def launch(self, function, grid, block, kernarg: bytes) -> None:
-        buf = ctypes.create_string_buffer(kernarg, len(kernarg))
-        size = ctypes.c_size_t(len(kernarg))
-        extra = (ctypes.c_void_p * 5)(CU_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
-                                      CU_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size), CU_LAUNCH_PARAM_END)
+        """cuLaunchKernel with kernelParams: one pointer per argument into the kernarg bytes (its offsets come
+        with it from the contract's layout, ``hip.KernelParams``); the whole-buffer ``extra`` route needs the
+        buffer's size to equal the kernel's parameter size exactly, and the contract rounds it up to 8 bytes."""
+        buf = ctypes.create_string_buffer(bytes(kernarg), max(1, len(kernarg)))
+        base = ctypes.addressof(buf)
+        params = (ctypes.c_void_p * max(1, len(kernarg.offsets)))(*(base + o for o in kernarg.offsets))
         stream = self.cp.cuda.get_current_stream().ptr
         # CuPy 13+ returns a RawKernel from get_function; its compiled Function (with the CUfunction) is .kernel
         handle = getattr(function, "kernel", function).ptr
-        self.cp.cuda.driver.launchKernel(handle, *grid, *block, 0, stream, 0, ctypes.addressof(extra))
+        self.cp.cuda.driver.launchKernel(handle, *grid, *block, 0, stream, ctypes.addressof(params), 0)
 
     def event(self):
         return self.cp.cuda.Event()

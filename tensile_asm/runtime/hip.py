@@ -28,6 +28,17 @@ DATA_INIT = {0: "zeros", 1: "ones", 2: "twos", 3: "random"}
 _SCALAR_INIT = {0: 0.0, 1: 1.0, 2: 2.0}
 
 
+
+class KernelParams(bytes):
+    """A launch's kernarg bytes, with each argument's offset in them: HIP takes the bytes as one buffer; CUDA's
+    cuLaunchKernel takes a pointer per argument (kernelParams), since its parameter buffer must be exactly the
+    kernel's parameter size, which the 8-byte-rounded kernarg segment need not be."""
+
+    def __new__(cls, data: bytes, offsets):
+        obj = super().__new__(cls, data)
+        obj.offsets = tuple(offsets)
+        return obj
+
 class HipApi:
     """hip-python, reduced to what the backend uses. Every call checks HIP's error code."""
 
@@ -184,7 +195,8 @@ class HipRuntime(Runtime):
         out = []
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
                                         batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=addresses):
-            out.append((self._function(code, launch.kernel), launch.grid, launch.block, launch.kernarg()))
+            params = KernelParams(launch.kernarg(), [a.offset for a in launch.layout])
+            out.append((self._function(code, launch.kernel), launch.grid, launch.block, params))
         return out
 
     def run_gemm(self, code, contract, inst, alpha: float, beta: float) -> GemmRun:
