@@ -127,12 +127,20 @@ def test_an_mfma_derivation_the_file_contradicts_is_a_kernel_reason(monkeypatch)
     from tensile_asm.writer import build
 
     assert build._stored_reason(s) is None
-    # 4.23 stored the width its own rule gave (4); 4.44 and we derive 8 from GlobalReadVectorWidth 8
+    # 4.23 stored the width its own rule gave (4); 4.44 and we derive 8 from GlobalReadVectorWidth 8: recorded,
+    # built as 4.44 builds it (build.MFMA_KEYS_AS_444)
     s = read("arcturus_Cijk_Ailk_Bljk_BSS_BH.yaml", 2)
     assert s.valid and s.stored_differences["GlobalLoadVectorWidthA"] == (4, 8)
-    assert build._stored_reason(s) == ("MFMA derived key GlobalLoadVectorWidthA is 4 in the file (written by Tensile "
-                                       "4.23.0) but 8 by this derivation; MFMA kernels are built only where the two "
-                                       "agree")
+    assert build._stored_reason(s) is None
+    # a stored LDS key our derivation contradicts stays a kernel reason
+    c = cases()[("arcturus_Cijk_Ailk_Bljk_BSS_BH.yaml", 2)]
+    raw = dict(c["solution"], ISA=isa_from_arch(c["architecture"]), LdsNumElements=12345)
+    wrong = Solution.from_dict(raw, problem_type=ProblemType.from_dict(c["ProblemType"], "pt"),
+                               defaults_from="tensile", version=c["version"])
+    ours = wrong.derived_keys["LdsNumElements"]
+    assert build._stored_reason(wrong) == (f"MFMA derived key LdsNumElements is 12345 in the file (written by Tensile "
+                                           f"4.23.0) but {ours} by this derivation; MFMA kernels are built only where "
+                                           f"the two agree")
     assert build._stored_reason(read("vega20_Cijk_Ailk_Bljk_DB.yaml", 66)) is None  # VALU: built as Tensile does
 
 

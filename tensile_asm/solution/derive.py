@@ -437,7 +437,7 @@ class _Deriver(LayoutMixin):
             usf = 0
         if usf == -1:
             loads = sum(k["NumLoadsCoalesced" + tc] * k["NumLoadsPerpendicular" + tc] for tc in "AB")
-            usf = 0 if loads > 35 else 1
+            usf = 0 if loads > 35 or p["DirectToVgprA"] or p["DirectToVgprB"] else 1   # 4.44: none with DirectToVgpr
         k["_UseSgprForGRO"] = int(usf)
         if not self.mfma:
             for tc in "AB":

@@ -84,7 +84,13 @@ def _problem_reason(solution) -> str | None:
 # that differs is the writing version's rule, recorded and not a reason. GlobalWriteVectorWidth follows
 # VectorWidth, which 4.44 sets to 1 for MFMA when it does not divide MIWaveTile[0] or with
 # StoreRemapVectorWidth (SolutionStructs.assignDerivedParameters), as derive.py now does.
-MFMA_KEYS_AS_444 = frozenset({"GlobalWriteVectorWidth", "NumGlobalWriteVectorsPerThread"})
+# The load tile (GlobalLoadVectorWidth, NumLoads*, LSC/LSP, LVC/LVP, GuaranteeNoPartial, _UseSgprForGRO) follows
+# 4.44's rule too (derive._load_widths): Tensile 4.44's own Solution class, run on 1,181 MFMA solutions of five
+# rocblas-asm_full files (arcturus BBS/BSS_BH, aldebaran SB, aquavanjaram942 SB/BBS_BH), derives what we derive
+# for every solution without DirectToVgpr (refused below); the stored values that differ are older versions'.
+MFMA_KEYS_AS_444 = frozenset({"GlobalWriteVectorWidth", "NumGlobalWriteVectorsPerThread"} | {
+    f"{k}{t}" for k in ("GlobalLoadVectorWidth", "NumLoads", "NumLoadsCoalesced", "NumLoadsPerpendicular", "LSC",
+                        "LSP", "LVC", "LVP", "GuaranteeNoPartial") for t in "AB"} | {"_UseSgprForGRO"})
 
 
 def _stored_reason(solution) -> str | None:
