@@ -264,3 +264,28 @@ def test_selection_nearest_and_model_for_unseen_sizes(tmp_path, cache, whole):
             speeds.append(rt.time_gemm(c.code_object, contract, GemmSize(m, n, k)).gflops)
         assert perf == pytest.approx(max(speeds), rel=1e-6) and speeds[idx] == pytest.approx(max(speeds), rel=1e-6)
     assert [c.method for c in mod.selections[mod.logic_files[0]]] == ["model"] * 3 + ["benchmarked"]
+
+
+def test_forks_tensile_rejects_for_prefetch_local_read_are_listed():
+    """Tensile 4.44 rejects PrefetchLocalRead against LoopIters while deriving (such forks never reach its kernel
+    writer, which refuses them in a logic file); each is listed with the reason, the others are candidates."""
+    import tempfile
+
+    from tensile_asm.isa.arch import load_arch
+    from tensile_asm.tuning.candidates import make_candidates
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = read_config(write_config(Path(tmp), [
+            {"MatrixInstruction": [[16, 16, 4, 1]]}, {"ThreadTile": [[1, 32]]}, {"WorkGroup": [[64, 4, 1]]},
+            {"DepthU": [16, 32]}, {"PrefetchLocalRead": [1, 5, 9, 17]}, {"LocalReadVectorWidth": [1, 4]}],
+            [{"Exact": [64, 32, 1, 64]}]))
+    [problem] = cfg.problems
+    cands = make_candidates(problem, problem.groups[0], load_arch("gfx908"), None)
+    got = {(c.params["DepthU"], c.params["PrefetchLocalRead"], c.params["LocalReadVectorWidth"]): c.reason or "ok"
+           for c in cands}
+    # DepthU 16 -> LoopIters 4, DepthU 32 -> 8 (MatrixInstruction K 4)
+    assert "% LoopIters 8 > 1" in got[(32, 5, 1)]
+    assert ">= 2x LoopIters 4" in got[(16, 9, 1)] and ">= 2x LoopIters 8" in got[(32, 17, 1)]
+    assert "not enough LoopIters to prefetch 1x4" in got[(16, 1, 4)]
+    assert "not enough LoopIters" not in got[(32, 1, 4)] and "PrefetchLocalRead" not in got[(32, 9, 1)]
+    assert "PrefetchLocalRead" not in got[(16, 5, 1)] and "PrefetchLocalRead" not in got[(16, 1, 1)]
