@@ -140,3 +140,59 @@ def test_validation_indices_spread_with_a_prime_stride():
     assert len(idx) == 128 == len(set(idx.tolist())) and idx.max() < 10007 * 3
     stride = int(idx[1] - idx[0])
     assert stride > 1 and all(stride % q for q in range(2, int(stride ** 0.5) + 1))
+
+
+class FakeSmi:
+    """amdsmi's calls the monitor makes, with readings that change per call."""
+
+    class AmdSmiClkType:
+        GFX, MEM = "gfx", "mem"
+
+    class AmdSmiTemperatureType:
+        EDGE = "edge"
+
+    class AmdSmiTemperatureMetric:
+        CURRENT = "current"
+
+    def __init__(self, sclk, temps, handles=("gpu0",)):
+        self.sclk, self.temps, self.handles = list(sclk), list(temps), list(handles)
+
+    def amdsmi_get_processor_handles(self):
+        return self.handles
+
+    def amdsmi_get_clock_info(self, handle, kind):
+        assert handle == "gpu0"
+        return {"clk": self.sclk.pop(0)} if kind == "gfx" else {"cur_clk": 1600}
+
+    def amdsmi_get_temp_metric(self, handle, kind, metric):
+        assert (kind, metric) == ("edge", "current")
+        return self.temps.pop(0)
+
+
+def test_clocks_and_temperature_are_logged_after_each_timed_synchronisation(code):
+    from tensile_asm.runtime.hip import SmiMonitor
+
+    c = contract()
+    p = TimingProtocol(num_warmups=1, enqueues_per_sync=2, syncs_per_benchmark=3, num_benchmarks=1, sleep_percent=0,
+                       num_elements_to_validate=0)
+    smi = FakeSmi(sclk=[1700, 1502, 1650], temps=[45, 71, 60])
+    rt = HipRuntime(api=FakeHip(c, elapsed_ms=[0.2] * 6), monitor=SmiMonitor(smi=smi))
+    t = rt.time_gemm(code, c, GemmSize(16, 16, 8), p)
+    # three timed synchronisations: three samples (the warm-ups' is not one); every reading was used
+    assert "sclk 1502-1700 MHz (median 1650)" in t.detail and "mclk 1600-1600 MHz" in t.detail
+    assert "edge 45-71 C (median 60)" in t.detail and "over 3 samples" in t.detail
+    assert smi.sclk == [] and smi.temps == []
+    off = HipRuntime(api=FakeHip(c, elapsed_ms=[0.2] * 6), monitor=False).time_gemm(code, c, GemmSize(16, 16, 8), p)
+    assert "clocks not logged (HardwareMonitor false)" in off.detail
+    with pytest.raises(UserError, match="no GPU 1 to monitor"):
+        SmiMonitor(index=1, smi=smi)
+
+
+def test_without_amd_smi_the_timing_says_clocks_were_not_logged(code, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "amdsmi", None)        # import amdsmi raises ImportError
+    c = contract()
+    t = HipRuntime(api=FakeHip(c, elapsed_ms=[0.2])).time_gemm(code, c, GemmSize(8, 8, 8), TimingProtocol(
+        sleep_percent=0, num_elements_to_validate=0))
+    assert "clocks not logged: AMD SMI's Python package (amdsmi, part of ROCm) is not installed" in t.detail

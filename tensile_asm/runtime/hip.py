@@ -6,7 +6,10 @@ rest -- the kernarg bytes each launch gets, the data Tensile's DataInitType* ask
 validated (NumElementsToValidate, spread with a prime stride as Tensile's client does), the protocol and its
 arithmetic -- runs against any object with HipApi's methods, which is how it is tested on machines without a GPU.
 On a machine without hip-python or without an AMD GPU the backend stops with one sentence (``unavailable``).
-Not done: clock and temperature logging during the benchmark.
+Clocks and temperature (GlobalParameters HardwareMonitor, on by default as in Tensile): read through AMD SMI's
+Python API (``amdsmi``, shipped with ROCm; Tensile's client reads the same counters through rocm_smi) after
+every synchronisation of the timed protocol, and summarised in each timing's detail; without ``amdsmi`` the
+timing says that clocks were not logged and why.
 """
 
 from __future__ import annotations
@@ -139,6 +142,41 @@ def initial_instance(contract, size: GemmSize, protocol: TimingProtocol, seed: i
     return inst, _SCALAR_INIT[protocol.data_init["Alpha"]], _SCALAR_INIT[protocol.data_init["Beta"]]
 
 
+class SmiMonitor:
+    """The GPU's current shader clock, memory clock (MHz) and edge temperature (C), through ``amdsmi``."""
+
+    def __init__(self, index: int = 0, smi: Any = None):
+        if smi is None:
+            import amdsmi as smi  # ROCm's AMD SMI Python package
+            smi.amdsmi_init()
+        self.smi = smi
+        handles = smi.amdsmi_get_processor_handles()
+        if not handles or index >= len(handles):
+            raise UserError(f"AMD SMI sees {len(handles or [])} GPU(s); there is no GPU {index} to monitor")
+        self.handle = handles[index]
+
+    def _clock(self, kind) -> float:
+        info = self.smi.amdsmi_get_clock_info(self.handle, kind)
+        return float(info.get("clk", info.get("cur_clk")))
+
+    def sample(self) -> dict[str, float]:
+        s = self.smi
+        return {"sclk_mhz": self._clock(s.AmdSmiClkType.GFX), "mclk_mhz": self._clock(s.AmdSmiClkType.MEM),
+                "temp_c": float(s.amdsmi_get_temp_metric(self.handle, s.AmdSmiTemperatureType.EDGE,
+                                                         s.AmdSmiTemperatureMetric.CURRENT))}
+
+
+def monitor_summary(samples: list[dict[str, float]]) -> str:
+    """'sclk 1502-1700 MHz (median 1650), mclk ..., edge 45-71 C over N samples'."""
+    if not samples:
+        return "no clock samples"
+    parts = []
+    for key, label, unit in (("sclk_mhz", "sclk", "MHz"), ("mclk_mhz", "mclk", "MHz"), ("temp_c", "edge", "C")):
+        v = np.array([x[key] for x in samples], dtype=float)
+        parts.append(f"{label} {v.min():g}-{v.max():g} {unit} (median {np.median(v):g})")
+    return ", ".join(parts) + f" over {len(samples)} samples"
+
+
 class HipRuntime(Runtime):
     """Measured on an AMD GPU."""
 
@@ -157,10 +195,23 @@ class HipRuntime(Runtime):
             return f"no AMD GPU is visible to HIP ({e})"
         return None if count > 0 else "no AMD GPU is visible to HIP (hipGetDeviceCount found none)"
 
-    def __init__(self, api: Any = None, device: str | None = None):
+    def __init__(self, api: Any = None, device: str | None = None, monitor: Any = True):
+        """``monitor``: True (HardwareMonitor: AMD SMI if importable), False, or an object with ``sample()``."""
         self.api = api if api is not None else HipApi()
         self.device = device
         self._modules: dict = {}
+        self.monitor, self.monitor_note = None, "clocks not logged (HardwareMonitor false)"
+        if monitor is True and self.name != "hip":      # a backend built on this one for another vendor's GPU
+            monitor, self.monitor_note = False, ""
+        if monitor is True:
+            try:
+                self.monitor = SmiMonitor()
+            except ImportError:
+                self.monitor_note = "clocks not logged: AMD SMI's Python package (amdsmi, part of ROCm) is not installed"
+            except Exception as e:      # the library's own errors: no driver access, a VM guest...
+                self.monitor_note = f"clocks not logged: AMD SMI failed ({type(e).__name__}: {e})"
+        elif monitor:
+            self.monitor = monitor
 
     def load(self, code):
         """{kernel name: HIP function} of the code object(s), each module loaded once."""
@@ -237,9 +288,21 @@ class HipRuntime(Runtime):
                 self.api.to_host(d, ptrs["D"])
                 failures.extend(validate_elements(inst, d, alpha, beta, protocol.num_elements_to_validate, contract))
 
-            seconds, samples = run_protocol(protocol, ProtocolHooks(enqueue, self.api.synchronize,
+            readings: list[dict] = []
+            armed = []      # samples are taken after the timed synchronisations, not the warm-ups'
+
+            def synchronize(event):
+                self.api.synchronize(event)
+                if self.monitor is not None and armed:
+                    readings.append(self.monitor.sample())
+
+            def after_warmups_then_arm():
+                after_warmups()
+                armed.append(True)
+
+            seconds, samples = run_protocol(protocol, ProtocolHooks(enqueue, synchronize,
                                                                     self.api.elapsed_ms,
-                                                                    after_warmups=after_warmups))
+                                                                    after_warmups=after_warmups_then_arm))
         finally:
             for p in ptrs.values():
                 self.api.free(p)
@@ -247,7 +310,9 @@ class HipRuntime(Runtime):
             raise UserError(f"kernel {contract.name} at {size}: {failures[0]}")
         return GemmTiming(self.name, MEASURED, size, seconds, samples,
                           f"HIP events, {protocol.num_benchmarks}x{protocol.syncs_per_benchmark}x"
-                          f"{protocol.enqueues_per_sync} GEMMs after {protocol.num_warmups} warm-ups")
+                          f"{protocol.enqueues_per_sync} GEMMs after {protocol.num_warmups} warm-ups"
+                          + (f"; {monitor_summary(readings)}" if self.monitor is not None
+                             else f"; {self.monitor_note}" if self.monitor_note else ""))
 
 
 def validate_elements(inst, d: np.ndarray, alpha: float, beta: float, count: int, contract) -> list[str]:

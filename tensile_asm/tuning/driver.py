@@ -135,7 +135,7 @@ def tune(config_path, out_dir, backend: str = "model", arch: str | None = None, 
                       f"({', '.join(known_architectures())})")
     if shard is not None and not (0 <= shard[0] < shard[1]):
         raise UserError(f"--shard {shard[0]}/{shard[1]}: I must be 0..N-1")
-    options = {"device": device} if backend in ("model", "emulator") else {}
+    options = {"device": device} if backend in ("model", "emulator") else {"monitor": bool(gp["HardwareMonitor"])}
     runtime = get_runtime(backend, **options)
     protocol = TimingProtocol.from_global_parameters(gp).check()
     from tensile_asm.library.create import default_jobs

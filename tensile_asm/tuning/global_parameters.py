@@ -40,6 +40,7 @@ HONOURED: dict[str, tuple[Any, str]] = {
     "SortProblems": (False, "benchmark sizes sorted, else in the config's order"),
     "CSVExportWinner": (False, "not written: the CSV always has every solution's column"),
     "PrintLevel": (1, "0: quiet"),
+    "HardwareMonitor": (True, "hip backend: GPU clocks and temperature (AMD SMI) logged beside each timing"),
 }
 
 # Accepted, without effect here (Tensile's client build, device selection, debugging and printing).
@@ -51,7 +52,7 @@ ConvolutionVsContraction CpuThreads CurrentISA CustomKernelDirectory CxxCompiler
 DebugSkipNonAtomic Device DeviceLDS DictLibraryLogic DumpTensors EmbedLibrary EnableAsserts EnableDebugA
 EnableDebugB EnableDebugC ExitOnFails ExpectedValueC ExperimentalLogicDir FlushCount FlushMemorySize
 ForceCExpectedValue ForceGenerateKernel GenerateManifestAndExit GenerateSourcesAndExit GranularityThreshold
-HardwareMonitor HipClangVersion IgnoreAsmCapCache IndexChars KeepBuildTmp KernelTime LazyLibraryLoading
+HipClangVersion IgnoreAsmCapCache IndexChars KeepBuildTmp KernelTime LazyLibraryLoading
 LibraryClientPath LibraryLogicPath LibraryPrintDebug LibraryUpdateComment LibraryUpdateFile MaxDepthU
 MaxFileName MaxLDS MaxWorkspaceSize NumMergedFiles PerfModelL2ReadBwMul PerfModelL2ReadHits
 PerfModelL2WriteHits PerfModelReadEfficiency PinClocks Platform PreciseKernelTime PrintConvolutionUsage
