@@ -71,6 +71,10 @@ class Instruction:
     def render(self, assignment: Mapping[VReg, int] | None = None) -> str:
         if self.opcode == "s_waitcnt":
             text = "s_waitcnt " + " ".join(f"{n}({v})" for n, v in self.modifiers)
+        elif not self.modifiers:
+            text = self.opcode
+            if self.operands:
+                text += " " + ", ".join([_render_operand(o, assignment) for o in self.operands])
         else:
             neg, absm, sext = (self.modifier(m, 0) or 0 for m in OPERAND_MASK_MODIFIERS)
             texts = []
@@ -101,10 +105,12 @@ def _value_text(name: str, value: int) -> str:
 
 
 def _render_operand(o, assignment) -> str:
-    if isinstance(o, VRegRef):
-        if assignment is None or o.vreg not in assignment:
+    if type(o) is VRegRef:
+        index = assignment.get(o.vreg) if assignment is not None else None
+        if index is None:
             return str(o)
-        return str(o.resolve(assignment))
+        index += o.offset                     # str(o.resolve(assignment)), without building the Reg
+        return f"{o.vreg.kind}{index}" if o.count == 1 else f"{o.vreg.kind}[{index}:{index + o.count - 1}]"
     return str(o)
 
 
