@@ -6,6 +6,10 @@ B[k, n] at k + n*ldb (transposed: n + k*ldb), C/D[m, n] at m + n*ldc; batch b ad
 Types: A/B and C/D are fp32 (S), fp64 (D), fp16 (H) or bf16 (B, held as uint16 bit patterns since
 numpy has no bfloat16); the reference computes in float64 from the exact input values.
 
+Pointer-array batched GEMM (``batch_buffers``/``gather_batches``): each batch's matrix is its own
+buffer, ``lead`` filler elements (the kernel's element offset) followed by that batch's slice of the
+flat array above; the reference and the comparison read the flat array gathered back.
+
 Error measure: for each element of D, |D - ref| / (|alpha|*(|A||B|)[m, n] + |beta|*|C[m, n]|), the
 componentwise bound a correctly rounded dot product satisfies; it must stay below
 ``tolerance(K)`` = 4*(K + 2)*eps(accumulation) + 2*eps(D's type), with fp32 accumulation for S, H and
@@ -118,6 +122,30 @@ def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = Fa
             mag = rng.uniform(0.25, 1.0, size)
             inst.arrays[t] = from_float(np.where(rng.random(size) < 0.5, -mag, mag), type_char)
     return inst
+
+
+def batch_buffers(inst: GemmInstance, t: str, lead: int, filler) -> list[np.ndarray]:
+    """Matrix ``t`` split into one buffer per batch for a pointer-array launch: ``lead`` elements of
+    ``filler`` (a value of the storage dtype, e.g. poison bits viewed as it) then the batch's
+    ``batch_stride`` elements."""
+    flat, bs = inst.arrays[t], inst.batch_stride[t]
+    head = np.full(lead, filler, dtype=flat.dtype)
+    return [np.concatenate([head, flat[b * bs:(b + 1) * bs]]) for b in range(inst.batch)]
+
+
+def gather_batches(inst: GemmInstance, t: str, buffers: list[np.ndarray], lead: int,
+                   filler) -> tuple[np.ndarray, int]:
+    """The flat array of matrix ``t`` again from per-batch buffers made by ``batch_buffers``, and how
+    many of their ``lead`` elements no longer hold ``filler``'s bits (a kernel that ignored the offset)."""
+    bs = inst.batch_stride[t]
+    flat = inst.arrays[t].copy()
+    uint = _UINT[flat.itemsize]
+    bits = np.asarray(filler, dtype=flat.dtype).view(uint)
+    changed = 0
+    for b, buf in enumerate(buffers):
+        flat[b * bs:(b + 1) * bs] = buf[lead:lead + bs]
+        changed += int((buf[:lead].view(uint) != bits).sum())
+    return flat, changed
 
 
 def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray, np.ndarray]:

@@ -63,6 +63,7 @@ def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, 
         a_eff, b_eff = (float(np.float16(alpha)), float(np.float16(beta))) if c.compute_type == "H" \
             else (alpha, beta)
         cmp = compare(inst, launch.d, a_eff, b_eff, accumulate_type=c.compute_type if c.compute_type == "H" else None)
+        cmp.outside_writes += getattr(launch, "stray_writes", 0)
         detail = ""
         if cmp.outside_writes:
             detail = f"{cmp.outside_writes} elements written outside D's M x N region"
@@ -103,7 +104,8 @@ def library_problem(contract: GemmKernelContract, entry: dict, size: Size, alpha
     pt = entry["problemType"]
     ptype = ProblemType(data_type(pt["aType"]), data_type(pt["dType"]), data_type(contract.compute_type),
                         transpose_a=contract.transpose_a, transpose_b=contract.transpose_b,
-                        batched=contract.batched, use_beta=bool(pt["useBeta"]),
+                        batched=contract.batched, strided_batched=not contract.pointer_array,
+                        use_beta=bool(pt["useBeta"]),
                         high_precision_accumulate=bool(pt.get("highPrecisionAccumulate", False)))
     return Problem.make(ptype, size.m, size.n, size.k, size.batch if contract.batched else 1,
                         alpha=alpha, beta=beta)

@@ -11,6 +11,7 @@ packed into v0 (x | y << 10 | z << 20) on packed-TID targets (gfx90a, gfx942), e
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,18 +26,51 @@ _HIDDEN_ZERO = {"hidden_global_offset_x", "hidden_global_offset_y", "hidden_glob
                 "hidden_remainder_z"}
 
 
+@dataclass(eq=False)
+class PointerArray:
+    """An argument that is the address of a device array of 64-bit pointers, one per buffer in
+    ``arrays`` (pointer-array batched GEMM). Each buffer is its own allocation, placed in ``order``
+    (indices into ``arrays``; default: as listed), so the pointers need not rise with the index; each
+    receives the kernel's writes like an array argument. The pointer array itself is read-only data."""
+
+    arrays: list
+    order: list | None = None
+
+
+def _buffer(value: np.ndarray, name: str, memory, buffers):
+    alloc = buffers.get(id(value))
+    if alloc is None:
+        raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+        alloc = memory.alloc(raw.size, name, init=raw, array=value)
+        buffers[id(value)] = alloc
+    return alloc
+
+
+def _pointer_array(value: PointerArray, name: str, memory, buffers, kernel: str):
+    alloc = buffers.get(id(value))
+    if alloc is not None:
+        return alloc
+    order = list(range(len(value.arrays))) if value.order is None else list(value.order)
+    if sorted(order) != list(range(len(value.arrays))):
+        raise UserError(f"kernel '{kernel}' argument '{name}': PointerArray order {order} is not a permutation "
+                        f"of 0..{len(value.arrays) - 1}")
+    bases = [0] * len(value.arrays)
+    for i in order:
+        bases[i] = _buffer(value.arrays[i], f"'{name}'[{i}]", memory, buffers).base
+    alloc = memory.alloc(8 * len(bases), f"'{name}' pointer array", init=np.array(bases, np.uint64).view(np.uint8))
+    buffers[id(value)] = alloc
+    return alloc
+
+
 def _arg_bytes(md: dict, value, memory, buffers, kernel: str) -> bytes:
     size, name = int(md[".size"]), md.get(".name", f"argument at offset {md['.offset']}")
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, PointerArray)):
         if size != 8:
             raise UserError(f"kernel '{kernel}' argument '{name}' is {size} bytes, so it cannot take an "
                             f"array (arrays are passed as 8-byte addresses)")
-        alloc = buffers.get(id(value))
-        if alloc is None:
-            raw = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
-            alloc = memory.alloc(raw.size, f"'{name}'", init=raw, array=value)
-            buffers[id(value)] = alloc
-        return alloc.base.to_bytes(8, "little")
+        if isinstance(value, PointerArray):
+            return _pointer_array(value, name, memory, buffers, kernel).base.to_bytes(8, "little")
+        return _buffer(value, f"'{name}'", memory, buffers).base.to_bytes(8, "little")
     if isinstance(value, np.generic):
         raw = value.tobytes()
         if len(raw) != size:

@@ -1,9 +1,18 @@
 """Kernel arguments in Tensile's order, shared by the writer (SGPR layout) and every launcher (kernarg buffer).
 
 The order and sizes follow Tensile's KernelWriterAssembly (`numSgprToLoad`): Tensor2dSizeA/B,
-AddressD/C/A/B, Alpha, [Beta], StridesD/C/A/B, SizesFree, SizesSum, [OrigStaggerUIter],
+AddressD/C/A/B, [OffsetD/C/A/B], Alpha, [Beta], StridesD/C/A/B, SizesFree, SizesSum, [OrigStaggerUIter],
 NumWorkGroups0/1, [NumFullBlocks, WgmRemainder1, MagicNumberWgmRemainder1]. Every argument is
 declared ``by_value`` in the metadata, as Tensile does; the order/size contract is the ABI.
+
+Pointer-array ("general") batched GEMM (ProblemType StridedBatched false, Tensile's ``_GB`` logic):
+AddressD/C/A/B are the addresses of arrays of per-batch pointers (8 bytes each; the kernel of batch b
+uses the pointer at Address + 8*b), and OffsetD/C/A/B (u64, in ELEMENTS of that matrix's type) follow
+AddressB; the kernel adds Offset * bytes-per-element to every batch's pointer. The batch strides
+(Strides?1) stay in the layout as Tensile's host passes them, and the kernel ignores them. As in
+Tensile 4.44, the kernel does not read C's pointer when beta is 0, nor A's and B's when alpha or K is 0
+(ContractionSolution.cpp appends batchD/C/A/B then offsetD/C/A/B; KernelWriterAssembly
+``loadBatchedAddress``).
 """
 
 from __future__ import annotations
@@ -26,21 +35,26 @@ SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16")}
 
 def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stagger_u: bool = True,
                     workgroup_mapping: bool = True, persistent: bool = False,
-                    persistent_along_batch: bool = False) -> list[Argument]:
+                    persistent_along_batch: bool = False, pointer_array: bool = False) -> list[Argument]:
     """The kernel arguments in Tensile's order. As Tensile's host (ContractionSolution.cpp) appends them,
     OrigStaggerUIter is there only for a kernel with StaggerU (``stagger_u``); MagicNumberProblemNumGroupTiles0,
     MagicShiftProblemNumGroupTiles0 and GridNumWorkGroups0 only for PersistentKernel (``persistent``), then
     NumWorkGroups2 and the magic pair for NumWorkGroups0*NumWorkGroups1 with PersistentKernelAlongBatch; and
     NumFullBlocks, WgmRemainder1, MagicNumberWgmRemainder1 only for |WorkGroupMapping| > 1
-    (``workgroup_mapping``)."""
+    (``workgroup_mapping``); OffsetD/C/A/B only for pointer-array batched GEMM (``pointer_array``, which
+    needs ``batched``)."""
+    if pointer_array and not batched:
+        raise ValueError("pointer-array (general) batched GEMM needs a batched problem type")
     strides = 2 if batched else 1          # NumIndicesC - 1 for C/D, len(A) - 1 for A/B
     free = 3 if batched else 2
     size, kind = SCALAR_KIND[compute_type]
     spec: list[tuple[str, int, str]] = [
         ("Tensor2dSizeA", 8, "u64"), ("Tensor2dSizeB", 8, "u64"),
         ("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressA", 8, "u64"), ("AddressB", 8, "u64"),
-        ("Alpha", size, kind),
     ]
+    if pointer_array:
+        spec += [(f"Offset{t}", 8, "u64") for t in "DCAB"]
+    spec.append(("Alpha", size, kind))
     if use_beta:
         spec.append(("Beta", size, kind))
     for t in "DCAB":
@@ -80,8 +94,9 @@ def kernarg_size(layout: list[Argument]) -> int:
 def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], batch_stride: dict[str, int],
                     tensor2d_size: dict[str, int], alpha: float, beta: float, macro_tile: tuple[int, int],
                     addresses: dict[str, int], workgroup_mapping: int = 1,
-                    orig_stagger_u_iter: int = 0) -> dict[str, int | float]:
-    """Values of every argument for one launch; dicts are keyed by tensor letter (A, B, C, D)."""
+                    orig_stagger_u_iter: int = 0, offsets: dict[str, int] | None = None) -> dict[str, int | float]:
+    """Values of every argument for one launch; dicts are keyed by tensor letter (A, B, C, D).
+    ``offsets``: OffsetD/C/A/B of a pointer-array launch (elements; a layout without them ignores them)."""
     nwg0, nwg1 = -(-m // macro_tile[0]), -(-n // macro_tile[1])
     values: dict[str, int | float] = {
         "Tensor2dSizeA": tensor2d_size["A"], "Tensor2dSizeB": tensor2d_size["B"],
@@ -93,6 +108,7 @@ def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], b
         values[f"Address{t}"] = addresses[t]
         values[f"Strides{t}0"] = ld[t]
         values[f"Strides{t}1"] = batch_stride[t]
+        values[f"Offset{t}"] = (offsets or {}).get(t, 0)
     for i, v in enumerate((m, n, batch)):
         values[f"SizesFree{i}"] = v
     values["SizesSum0"] = k

@@ -6,6 +6,11 @@
 library files alone, as rocBLAS launches Tensile's. ``launches(...)`` gives the ordered kernel launches
 for one problem: the GEMM and the GlobalSplitU helper it needs (beta-only first for SingleBuffer,
 post-GSU after it for MultipleBuffer), each with its grid, block and argument values.
+
+A pointer-array batched kernel (``pointer_array``: ProblemType StridedBatched false, ``_GB`` logic) takes
+the addresses of per-batch pointer arrays and element offsets (``tensile_asm.gemm.arguments``); such a
+kernel with GlobalSplitU > 1 or PersistentKernel is not launched (its helper kernels and tile walk take
+strided batches).
 """
 
 from __future__ import annotations
@@ -76,6 +81,7 @@ class GemmKernelContract:
     # picks P from the tiles per CU, as Tensile's); along_batch: the batch joins the tile walk
     persistent_kernel: int = 0
     persistent_kernel_along_batch: bool = False
+    pointer_array: bool = False    # StridedBatched false: Address* point to arrays of per-batch pointers
 
     # ---- constructors
     @classmethod
@@ -91,7 +97,8 @@ class GemmKernelContract:
                    workgroup_mapping=max(1, d.workgroup_mapping), lds_bytes=lds, stagger_u=d.stagger_u,
                    depth_u=d.depth_u, stagger_stride_shift=d.stagger_stride_shift,
                    persistent_kernel=d.persistent_kernel,
-                   persistent_kernel_along_batch=d.persistent_kernel_along_batch)
+                   persistent_kernel_along_batch=d.persistent_kernel_along_batch,
+                   pointer_array=pt.batched and not pt.strided_batched)
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -111,6 +118,7 @@ class GemmKernelContract:
             unsupported = [k for k in ("streamK",) if sm.get(k)]
             persistent = int(sm.get("persistentKernel", 0) or 0)
             along_batch = bool(sm.get("persistentKernelAlongBatch", False)) and persistent != 0
+            pointer_array = not bool(pt.get("stridedBatched", True))
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise UserError(f"library solution {name}: its problemType/sizeMapping lack or garble {e}; "
                             f"rebuild the library with tensile-create-library") from None
@@ -119,6 +127,13 @@ class GemmKernelContract:
             raise UserError(f"library solution {name}: {' and '.join(initial)} kernels take their first strides "
                             f"as arguments, which this runtime's argument layout does not have; it cannot "
                             f"launch them")
+        if pointer_array and not batched:
+            raise UserError(f"library solution {name}: stridedBatched is false but {pt['operationIdentifier']} "
+                            f"has no batch index; rebuild the library with tensile-create-library")
+        if pointer_array and gsu > 1:
+            unsupported.append("globalSplitU > 1 with pointer-array batches (stridedBatched false)")
+        if pointer_array and persistent:
+            unsupported.append("persistentKernel with pointer-array batches (stridedBatched false)")
         if accumulation is None or unsupported:
             what = ", ".join(unsupported) or f"globalAccumulation {sm.get('globalAccumulation')}"
             raise UserError(f"library solution {name}: {what} is not launched by this runtime")
@@ -129,7 +144,7 @@ class GemmKernelContract:
                    workgroup_mapping=max(1, int(sm.get("workGroupMapping", 1))),
                    stagger_u=int(sm.get("staggerU", 0)), depth_u=int(sm.get("depthU", 0)),
                    stagger_stride_shift=int(sm.get("staggerStrideShift", 0)), persistent_kernel=persistent,
-                   persistent_kernel_along_batch=along_batch)
+                   persistent_kernel_along_batch=along_batch, pointer_array=pointer_array)
 
     # ---- facts
     @property
@@ -148,7 +163,8 @@ class GemmKernelContract:
     def layout(self) -> list[Argument]:
         return argument_layout(self.batched, self.use_beta, self.compute_type, stagger_u=self.stagger_u > 0,
                                workgroup_mapping=self.workgroup_mapping > 1, persistent=self.persistent_kernel != 0,
-                               persistent_along_batch=self.persistent_kernel_along_batch)
+                               persistent_along_batch=self.persistent_kernel_along_batch,
+                               pointer_array=self.pointer_array)
 
     def helper_name(self) -> str | None:
         """The helper kernel this one needs in its code object, if any."""
@@ -191,11 +207,20 @@ class GemmKernelContract:
     # ---- launches
     def launches(self, *, m: int, n: int, k: int, batch: int, ld: Mapping[str, int],
                  batch_stride: Mapping[str, int], alpha: float, beta: float,
-                 addresses: Mapping[str, Any], cu_count: int | None = None) -> list[Launch]:
+                 addresses: Mapping[str, Any], cu_count: int | None = None,
+                 offsets: Mapping[str, int] | None = None) -> list[Launch]:
         """The ordered launches computing D = alpha*A*B + beta*C. ``ld``/``batch_stride`` (elements) and
         ``addresses`` are keyed by A, B, C, D; ``addresses`` also needs WS when ``workspace()`` is not None.
-        ``cu_count``: the device's compute units, which a persistent kernel's grid needs."""
+        ``cu_count``: the device's compute units, which a persistent kernel's grid needs.
+        A pointer-array kernel takes each tensor's pointer-array address in ``addresses`` and the element
+        offset added to every batch's pointer in ``offsets`` (0 where not given); ``batch_stride`` is passed
+        through as Tensile's host passes its descriptors' strides (the kernel does not use it)."""
         batch = self.batch_count(batch)
+        if offsets and not self.pointer_array:
+            raise ValueError(f"kernel {self.name} is strided-batched: it takes no offsets (add them to the addresses)")
+        if self.pointer_array and (self.global_split_u > 1 or self.persistent_kernel):
+            raise UserError(f"kernel {self.name}: GlobalSplitU > 1 or PersistentKernel with pointer-array batches "
+                            f"is not launched by this runtime")
         ws = self.workspace(m, n, batch)
         gemm_ld, gemm_stride, gemm_addr = dict(ld), dict(batch_stride), dict(addresses)
         if ws is not None:
@@ -208,7 +233,7 @@ class GemmKernelContract:
             tensor2d_size={t: ld[t] * cols[t] for t in "AB"}, alpha=alpha, beta=beta,
             macro_tile=self.macro_tile, addresses=gemm_addr, workgroup_mapping=self.workgroup_mapping,
             orig_stagger_u_iter=stagger_u_iterations(k, self.depth_u, self.global_split_u, self.stagger_u,
-                                                     self.stagger_stride_shift))
+                                                     self.stagger_stride_shift), offsets=dict(offsets or {}))
         grid = self.grid(m, n, batch, cu_count)
         if self.persistent_kernel:
             values.update(persistent_values(-(-m // self.macro_tile[0]), -(-n // self.macro_tile[1]), batch,

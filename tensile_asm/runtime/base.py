@@ -113,6 +113,7 @@ class GemmRun:
     stats: object
     backend: str
     provenance: str
+    stray_writes: int = 0   # elements written outside the buffers ``d`` was gathered from (pointer-array offsets)
 
 
 @dataclass(frozen=True)

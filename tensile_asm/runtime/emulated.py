@@ -10,7 +10,9 @@ from typing import Mapping
 
 import numpy as np
 
-from tensile_asm.benchmark.reference import GemmInstance
+from tensile_asm.benchmark.reference import (GemmInstance, batch_buffers, from_float, gather_batches,
+                                             poison_bits)
+from tensile_asm.emulator.initial import PointerArray
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.errors import UserError
 from tensile_asm.runtime.base import EMULATED, MODELLED, GemmRun, GemmSize, GemmTiming, Runtime, TimingProtocol, code_paths
@@ -18,10 +20,15 @@ from tensile_asm.runtime.base import EMULATED, MODELLED, GemmRun, GemmSize, Gemm
 # numpy storage of the workspace's accumulator, by its bytes
 _ACCUMULATOR = {4: np.float32, 8: np.float64}
 
+# Pointer-array launches: each matrix's batches start this many 16-byte units into their own buffers
+# (OffsetD/C/A/B = units * 16 / bytes per element), so a kernel that ignores an offset reads filler
+# (C, A, B: the guard value) or writes over poison (D) and fails.
+POINTER_ARRAY_LEAD_UNITS = {"D": 2, "C": 3, "A": 1, "B": 2}
+
 
 def emulator_argument(kind: str, v):
     """An argument value as the emulator lays it out: arrays become buffers, scalars take their kind."""
-    if isinstance(v, np.ndarray):
+    if isinstance(v, (np.ndarray, PointerArray)):
         return v
     if kind == "f16":   # the half's bits twice in a 4-byte slot, as Tensile's host passes alpha, alpha_2
         bits = int(np.float16(v).view(np.uint16))
@@ -80,10 +87,10 @@ class EmulatedRuntime(Runtime):
                  guard_value: float = 1024.0, device: str | None = None, cu_count: int = 1):
         self.strict = strict
         self.device = device    # for time_gemm: a devices.yaml name (None: the architecture's default)
+        self.source = source    # the .s text of the code object, so errors can name its lines
         # the compute units the emulated device reports (a persistent kernel's grid is a multiple of them;
         # the emulator runs the work-groups one after another, so few CUs make each loop over more tiles)
         self.cu_count = cu_count
-        self.source = source    # the .s text of the code object, so errors can name its lines
         # bytes placed after A and B (0: none, so any read past them is a memory fault), all holding
         # guard_value: finite, as the memory a GPU reads there is, and large, so that a guard value which
         # reaches D (other than times zero) fails the comparison
@@ -108,14 +115,48 @@ class EmulatedRuntime(Runtime):
     def run_gemm(self, co_path: Path | Mapping[str, Path], contract: GemmKernelContract, inst: GemmInstance,
                  alpha: float, beta: float) -> GemmRun:
         """Every launch the contract lists (GlobalSplitU's helper kernel included), in order, on copies
-        of the instance's buffers; returns D."""
+        of the instance's buffers; returns D (gathered back into the instance's layout for a
+        pointer-array kernel)."""
+        if contract.pointer_array:
+            return self._run_pointer_array(co_path, contract, inst, alpha, beta)
         buffers = {t: inst.arrays[t].copy() for t in "ABCD"}
-        if self.guard_bytes:
-            from tensile_asm.benchmark.reference import from_float
-            for t in "AB":
-                arr = buffers[t]
-                guard = from_float(np.full(-(-self.guard_bytes // arr.itemsize), self.guard_value), inst.data_type)
-                buffers[t] = np.concatenate([arr, guard.astype(arr.dtype, copy=False)])
+        for t in "AB":
+            buffers[t] = self._guarded(buffers[t], inst.data_type)
+        stats = self._launch_all(co_path, contract, inst, alpha, beta, buffers)
+        return GemmRun(buffers["D"], stats, self.name, EMULATED)
+
+    def _guarded(self, arr: np.ndarray, type_char: str) -> np.ndarray:
+        """``arr`` followed by ``guard_bytes`` of the guard value (the array itself when there are none)."""
+        if not self.guard_bytes:
+            return arr
+        guard = from_float(np.full(-(-self.guard_bytes // arr.itemsize), self.guard_value), type_char)
+        return np.concatenate([arr, guard.astype(arr.dtype, copy=False)])
+
+    def _run_pointer_array(self, co_path, contract: GemmKernelContract, inst: GemmInstance, alpha: float,
+                           beta: float) -> GemmRun:
+        """A pointer-array launch: every batch of every matrix in its own buffer, at an element offset,
+        the buffers placed in a shuffled order (pointers neither contiguous nor rising with the batch)."""
+        rng = np.random.default_rng(inst.batch * 1009 + inst.m * 31 + inst.n)
+        buffers, offsets, per_batch, fill = {}, {}, {}, {}
+        for t in "ABCD":
+            type_char = inst.data_type if t in "AB" else inst.dest_type
+            itemsize = inst.arrays[t].itemsize
+            offsets[t] = POINTER_ARRAY_LEAD_UNITS[t] * 16 // itemsize
+            if t == "D":
+                fill[t] = poison_bits(type_char).view(inst.arrays[t].dtype)
+            else:
+                fill[t] = from_float(np.array([self.guard_value]), type_char)[0]
+            per_batch[t] = batch_buffers(inst, t, offsets[t], fill[t])
+            if t in "AB":
+                per_batch[t] = [self._guarded(buf, type_char) for buf in per_batch[t]]
+            buffers[t] = PointerArray(per_batch[t], [int(i) for i in rng.permutation(inst.batch)])
+        stats = self._launch_all(co_path, contract, inst, alpha, beta, buffers, offsets)
+        d, stray = gather_batches(inst, "D", per_batch["D"], offsets["D"], fill["D"])
+        return GemmRun(d, stats, self.name, EMULATED, stray)
+
+    def _launch_all(self, co_path, contract: GemmKernelContract, inst: GemmInstance, alpha: float, beta: float,
+                    buffers: dict, offsets: dict | None = None):
+        """Every launch of the contract, in order, with ``buffers`` as the addresses; the GEMM's stats."""
         ws = contract.workspace(inst.m, inst.n, inst.batch)
         if ws is not None:      # poisoned: every element the post-GSU kernel reads must have been written
             buffers["WS"] = np.full(ws.elements, np.nan, dtype=_ACCUMULATOR[ws.element_bytes])
@@ -128,13 +169,13 @@ class EmulatedRuntime(Runtime):
         stats = None
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
                                         batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=buffers,
-                                        cu_count=self.cu_count):
+                                        cu_count=self.cu_count, offsets=offsets):
             emulator = emulator_for(launch.kernel)
             args = kernel_arguments(emulator.code.kernels.get(launch.kernel), launch.layout, launch.values)
             result = emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args)
             if launch.kernel == contract.name:
                 stats = result
-        return GemmRun(buffers["D"], stats, self.name, EMULATED)
+        return stats
 
     def time_gemm(self, co_path, contract: GemmKernelContract, size: GemmSize, protocol: TimingProtocol | None = None,
                   alpha: float = 1.5, beta: float = 0.5) -> GemmTiming:

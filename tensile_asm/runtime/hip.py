@@ -242,6 +242,9 @@ class HipRuntime(Runtime):
         return ptrs
 
     def _launches(self, code, contract, inst, alpha, beta, ptrs):
+        if contract.pointer_array:
+            raise UserError(f"kernel {contract.name}: pointer-array (StridedBatched false) kernels are not run by "
+                            f"the hip backend yet; verify them on the emulator (tensile-asm verify)")
         addresses = {t: self.api.address(p) for t, p in ptrs.items()}
         out = []
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,

@@ -70,8 +70,17 @@ def _problem_reason(solution) -> str | None:
     if types not in SUPPORTED_TYPES:
         names = ", ".join("".join(t) for t in sorted(SUPPORTED_TYPES))
         return f"data types {''.join(types)} (A/B, C/D, compute) are not implemented; the writer builds {names}"
-    if not getattr(pt, "strided_batched", True):
-        return "general (pointer-array) batched GEMM is not implemented"
+    if pt.batched and not pt.strided_batched:
+        d = solution.derived
+        if d.global_split_u > 1:
+            return (f"GlobalSplitU={d.global_split_u} with general (pointer-array) batched GEMM is not "
+                    f"implemented (its beta-only/post-GSU helper kernels take strided batches)")
+        if not d.buffer_load:
+            return ("BufferLoad=False with general (pointer-array) batched GEMM is not implemented (A and B "
+                    "are read as zeros through empty buffer ranges when alpha or K is 0)")
+        if d.persistent_kernel:
+            return (f"PersistentKernel={d.persistent_kernel} with general (pointer-array) batched GEMM is not "
+                    f"implemented (the batch's pointers are loaded once, before the tile loop)")
     if getattr(pt, "use_initial_strides_ab", False) or getattr(pt, "use_initial_strides_cd", False):
         return "UseInitialStrides is not implemented"
     if not getattr(pt, "is_gemm_shaped", True):

@@ -79,6 +79,11 @@ class Geometry:
         return self.problem_type.batched
 
     @property
+    def pointer_array(self) -> bool:
+        """Pointer-array ("general") batched GEMM (StridedBatched false): per-batch pointers, not strides."""
+        return self.problem_type.batched and not self.problem_type.strided_batched
+
+    @property
     def use_beta(self) -> bool:
         return self.problem_type.use_beta
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from tensile_asm.gemm.helpers import COLS, ROWS
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VCC, VReg
+from tensile_asm.writer.batch_address import batch_base
 from tensile_asm.writer.context import KernelContext
 
 BUFFER_OOB = 0x80000000
@@ -23,21 +24,6 @@ def coordinates(ctx: KernelContext, regs) -> tuple[Module, VReg, VReg]:
         ctx.inst("s_lshl_b32", base, regs.workgroup[1], COLS.bit_length() - 1),
         ctx.inst("v_add_u32", col, base, col))
     return m, row, col
-
-
-def batch_base(ctx: KernelContext, regs, base, letter: str, bpe: int, batched: bool = True) -> Module:
-    """base (an SGPR pair) = Address<letter> + WorkGroup2 * Strides<letter>1 * bpe, in 64 bits."""
-    arg = regs.arg
-    address = arg(f"Address{letter}")
-    if not batched:
-        return Module(f"base of {letter}").add(ctx.inst("s_mov_b64", base, address))
-    prod, stride = ctx.sgpr(f"BatchOffset{letter}", 2), arg(f"Strides{letter}1")
-    return Module(f"base of this batch's {letter}").add(
-        ctx.inst("s_mul_i32", prod[0], regs.workgroup[2], stride),
-        ctx.inst("s_mul_hi_u32", prod[1], regs.workgroup[2], stride),
-        ctx.inst("s_lshl_b64", prod, prod, bpe.bit_length() - 1),
-        ctx.inst("s_add_u32", base[0], address[0], prod[0]),
-        ctx.inst("s_addc_u32", base[1], address[1], prod[1]))
 
 
 def descriptor(ctx: KernelContext, regs, letter: str, bpe: int) -> tuple[Module, VReg]:

@@ -17,7 +17,7 @@ from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
-from tensile_asm.writer.elementwise import batch_base
+from tensile_asm.writer.batch_address import batch_base
 from tensile_asm.writer.lds_address import element_address
 from tensile_asm.writer.prologue import EntryRegisters
 
@@ -151,7 +151,7 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
     shift = bpe.bit_length() - 1
     m = Module(f"global read {op.name}: setup")
     srd, arg = op.srd, regs.arg
-    m.add(batch_base(ctx, regs, srd.slice(0, 2), op.name, bpe, g.batched))
+    m.add(batch_base(ctx, regs, srd.slice(0, 2), op.name, bpe, g.batched, g.pointer_array))
     m.add(ctx.inst("s_lshl_b32", srd[2], arg(f"Tensor2dSize{op.name}")[0], shift,
                comment="num_records: this batch's matrix in bytes"),
           ctx.inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))

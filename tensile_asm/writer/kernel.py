@@ -25,6 +25,7 @@ from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.waitcnt_pass import insert_waitcnt
 from tensile_asm.writer import global_read, local_memory, mac, mfma, mfma_local_read, mfma_store, signature, stagger, store
 from tensile_asm.gemm.arguments import Argument, argument_layout
+from tensile_asm.writer.batch_address import load_batch_pointers
 from tensile_asm.writer.context import Geometry, KernelContext
 from tensile_asm.writer.limits import geometry_reason
 from tensile_asm.writer.prologue import entry_registers, load_arguments, thread_coordinates, workgroup_mapping
@@ -360,10 +361,10 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     g = geometry
     layout = argument_layout(g.batched, g.use_beta, g.compute_type, stagger_u=g.stagger_u > 0,
                              workgroup_mapping=g.workgroup_mapping > 1, persistent=g.persistent_kernel != 0,
-                             persistent_along_batch=g.persistent_kernel_along_batch)
+                             persistent_along_batch=g.persistent_kernel_along_batch, pointer_array=g.pointer_array)
     regs, arg_block = entry_registers(ctx, layout, g.batched)
     body = Module(name)
-    body.add(load_arguments(ctx, regs, arg_block), thread_coordinates(ctx, regs),
+    body.add(load_arguments(ctx, regs, arg_block), load_batch_pointers(ctx, regs), thread_coordinates(ctx, regs),
              ctx.inst("v_mov_b32", ctx.oob_offset, global_read.BUFFER_OOB, comment="out-of-range buffer offset"))
     persistent = None
     if g.persistent_kernel:

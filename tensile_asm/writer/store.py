@@ -21,7 +21,7 @@ from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
-from tensile_asm.writer.elementwise import batch_base
+from tensile_asm.writer.batch_address import batch_base, branch_if_zero
 from tensile_asm.writer.mac import element, fma
 from tensile_asm.writer.prologue import EntryRegisters
 
@@ -44,7 +44,7 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
     bpe = g.store_bpe if letter == "D" else g.out_bpe
     shift = bpe.bit_length() - 1
     m = Module(f"descriptor for {letter}")
-    m.add(batch_base(ctx, regs, srd.slice(0, 2), letter, bpe, g.batched))
+    m.add(batch_base(ctx, regs, srd.slice(0, 2), letter, bpe, g.batched, g.pointer_array))
     if letter == "D" and g.writes_workspace:
         # slice s of the workspace starts s * M*N*batch elements in
         slice_elems, off = ctx.sgpr("WorkspaceSliceElems"), ctx.sgpr("WorkspaceSliceOffset", 2)
@@ -331,16 +331,8 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg, columns_of=N
         return m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
     srd_c_mod, srd_c = _matrix_srd(ctx, regs, "C")
     beta_zero, end = ctx.label("BetaZero"), ctx.label("StoreEnd")
-    beta_bits, beta = ctx.sgpr("BetaMagnitude"), regs.arg("Beta")
-    m.add(srd_c_mod)
-    if g.compute_type == "D":   # fp64: sign bit off the high word, then OR in the low word
-        m.add(ctx.inst("s_and_b32", beta_bits, beta[1], 0x7FFFFFFF, comment="+0 and -0 both mean no C"),
-              ctx.inst("s_or_b32", beta_bits, beta_bits, beta[0]))
-    else:
-        mask = 0x7FFF if g.compute_type == "H" else 0x7FFFFFFF
-        m.add(ctx.inst("s_and_b32", beta_bits, beta[0], mask, comment="+0 and -0 both mean no C"))
-    m.add(ctx.inst("s_cmp_eq_u32", beta_bits, 0),
-          ctx.inst("s_cbranch_scc1", beta_zero))
+    # the same test as batch_address.load_batch_pointers': where it left C's pointer unread, no C is read here
+    m.add(srd_c_mod, branch_if_zero(ctx, regs.arg("Beta"), g.compute_type, beta_zero, "Beta"))
     m.add([_store_column(ctx, regs, scalars, c, srd_c, srd_d, True) for c in columns])
     m.add(ctx.inst("s_branch", end), LabelDef(beta_zero.name))
     m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
