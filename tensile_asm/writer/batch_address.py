@@ -32,25 +32,27 @@ def batch_base(ctx: KernelContext, regs, base, letter: str, bpe: int, batched: b
         ctx.inst("s_addc_u32", base[1], address[1], prod[1]))
 
 
-def branch_if_zero(ctx: KernelContext, value, compute_type: str, label, name: str) -> Module:
-    """Branch to ``label`` when the alpha/beta argument ``value`` (compute type S, D or H) is +0 or -0."""
+def branch_if_zero(ctx: KernelContext, value, compute_type: str, label, name: str,
+                   comment: str = "+0 and -0 both count as 0") -> list:
+    """Instructions that branch to ``label`` when the alpha/beta argument ``value`` (compute type S, D or H)
+    is +0 or -0."""
     bits = ctx.sgpr(f"{name}Magnitude")
-    m = Module(f"{name} == 0?")
     if compute_type == "D":   # fp64: sign bit off the high word, then OR in the low word
-        m.add(ctx.inst("s_and_b32", bits, value[1], 0x7FFFFFFF, comment="+0 and -0 both count as 0"),
-              ctx.inst("s_or_b32", bits, bits, value[0]))
+        out = [ctx.inst("s_and_b32", bits, value[1], 0x7FFFFFFF, comment=comment),
+               ctx.inst("s_or_b32", bits, bits, value[0])]
     else:
         mask = 0x7FFF if compute_type == "H" else 0x7FFFFFFF
-        m.add(ctx.inst("s_and_b32", bits, value[0], mask, comment="+0 and -0 both count as 0"))
-    return m.add(ctx.inst("s_cmp_eq_u32", bits, 0), ctx.inst("s_cbranch_scc1", label))
+        out = [ctx.inst("s_and_b32", bits, value[0], mask, comment=comment)]
+    return out + [ctx.inst("s_cmp_eq_u32", bits, 0), ctx.inst("s_cbranch_scc1", label)]
 
 
-def load_batch_pointers(ctx: KernelContext, regs) -> Module:
-    """Pointer-array kernels: Address<X> = Address<X>[WorkGroup2] + Offset<X> * bytes per element."""
+def load_batch_pointers(ctx: KernelContext, regs) -> Module | None:
+    """Pointer-array kernels: Address<X> = Address<X>[WorkGroup2] + Offset<X> * bytes per element (None for
+    others: their code stays as it was)."""
     g, arg = ctx.geometry, regs.arg
-    m = Module("this batch's pointers (pointer-array batched GEMM)")
     if not g.pointer_array:
-        return m
+        return None
+    m = Module("this batch's pointers (pointer-array batched GEMM)")
     index = ctx.sgpr("BatchPointerOffset")
     m.add(ctx.inst("s_lshl_b32", index, regs.workgroup[2], 3, comment="WorkGroup2 * 8 bytes per pointer"),
           ctx.inst("s_load_dwordx2", arg("AddressD"), arg("AddressD"), index))

@@ -332,7 +332,8 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg, columns_of=N
     srd_c_mod, srd_c = _matrix_srd(ctx, regs, "C")
     beta_zero, end = ctx.label("BetaZero"), ctx.label("StoreEnd")
     # the same test as batch_address.load_batch_pointers': where it left C's pointer unread, no C is read here
-    m.add(srd_c_mod, branch_if_zero(ctx, regs.arg("Beta"), g.compute_type, beta_zero, "Beta"))
+    m.add(srd_c_mod, branch_if_zero(ctx, regs.arg("Beta"), g.compute_type, beta_zero, "Beta",
+                                    comment="+0 and -0 both mean no C"))
     m.add([_store_column(ctx, regs, scalars, c, srd_c, srd_d, True) for c in columns])
     m.add(ctx.inst("s_branch", end), LabelDef(beta_zero.name))
     m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
