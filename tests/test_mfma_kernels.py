@@ -119,9 +119,14 @@ def draw_case(rng: random.Random, largest: int) -> dict:
             sol = make(prob, params)
     size = Size(_side(rng, mt0, largest), _side(rng, mt1, largest), _side(rng, du, largest),
                 rng.choice((1, 1, 2, 3)))
-    return dict(arch=rng.choice(archs), problem=prob, params=params, size=size,
+    case = dict(arch=rng.choice(archs), problem=prob, params=params, size=size,
                 alpha=rng.choice((1.0, -0.75, 2.5)),
                 beta=rng.choice((0.0, 1.0, 0.5, -1.25, -0.0)) if use_beta else 0.0, seed=rng.randrange(1 << 20))
+    if prob["Batched"] and gsu == 1 and case["seed"] % 3 == 0:
+        # a third of these batched problems pointer-array (_GB), decided by the seed already drawn (no
+        # further draws, so the other cases stay as they were)
+        case["problem"] = {**prob, "StridedBatched": False}
+    return case
 
 
 def cases(count: int, seed: int, largest: int) -> list[dict]:
