@@ -147,9 +147,9 @@ def cases(draw, largest: int, fractional: bool = False):
     alpha = draw(st.sampled_from((1.0, -0.75, 2.5, 0.5)))
     beta = draw(st.sampled_from((0.0, 1.0, 0.5, -1.25, -0.0))) if problem["UseBeta"] else 0.0
     data_seed = draw(st.integers(0, 2 ** 20))
-    if problem["Batched"] and params["GlobalSplitU"] == 1 and data_seed % 3 == 0:
-        # a third of these batched problems pointer-array (_GB): decided by the seed already drawn, so the
-        # other draws (and the cases they make) stay as they were
+    if problem["Batched"] and d.global_split_u == 1 and not d.persistent_kernel and data_seed % 3 == 0:
+        # a third of these batched problems pointer-array (_GB; not with GlobalSplitU or PersistentKernel):
+        # decided by the seed already drawn, so the other draws (and the cases they make) stay as they were
         problem = {**problem, "StridedBatched": False}
     return dict(arch=arch, problem=problem, params=params, size=size, alpha=alpha, beta=beta, seed=data_seed)
 
