@@ -52,7 +52,8 @@ def write_maps(group_name: str, sizes, winners, out_dir: Path, provenance: str) 
     xa, ya, xs, ys, gf, win, names = g
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-    extent = (xs[0], xs[-1], ys[0], ys[-1])
+    # one cell per size, labelled with its value: size ranges are often not evenly spaced
+    extent = (-0.5, len(xs) - 0.5, -0.5, len(ys) - 0.5)
     for kind, data in (("gflops", gf), ("winners", win)):
         fig, ax = plt.subplots(figsize=(7, 5.5))
         if kind == "gflops":
@@ -66,6 +67,11 @@ def write_maps(group_name: str, sizes, winners, out_dir: Path, provenance: str) 
                            vmin=-0.5, vmax=max(len(names), 1) - 0.5)
             cb = fig.colorbar(im, ax=ax, ticks=range(len(names)))
             cb.ax.set_yticklabels([n[-40:] for n in names], fontsize=6)
+        for set_ticks, set_labels, values in ((ax.set_xticks, ax.set_xticklabels, xs),
+                                              (ax.set_yticks, ax.set_yticklabels, ys)):
+            step = max(1, len(values) // 12)
+            set_ticks(range(0, len(values), step))
+            set_labels([str(v) for v in values[::step]], fontsize=7)
         ax.set_xlabel(xa.upper())
         ax.set_ylabel(ya.upper())
         ax.set_title(f"{group_name}: {'winning GFLOPS' if kind == 'gflops' else 'winning solution'} ({provenance})",
