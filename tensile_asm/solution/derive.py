@@ -86,6 +86,7 @@ class Derived:
     coalesce_group_b: bool = True
     guarantee_no_partial_a: bool = True
     guarantee_no_partial_b: bool = True
+    assert_summation_multiple: int = 1  # AssertSummationElementMultiple: K is a multiple of it (library predicate)
     use_sgpr_for_gro: bool = False
     matrix_instruction: tuple[int, ...] = ()  # (M, N, K, B) or () for VALU
     mi_wave_group: tuple[int, ...] = ()
@@ -454,4 +455,4 @@ class _Deriver(LayoutMixin):
         k.update(_GlobalAccumulation=acc, _WorkspaceSizePerElemC=ws,
                  LocalWriteUseSgprA=bool(p["DirectToLdsA"]), LocalWriteUseSgprB=bool(p["DirectToLdsB"]))
         self.out.update(guarantee_no_partial_a=gnp["A"], guarantee_no_partial_b=gnp["B"], use_sgpr_for_gro=bool(usf),
-                        global_accumulation=acc)
+                        global_accumulation=acc, assert_summation_multiple=p["AssertSummationElementMultiple"])

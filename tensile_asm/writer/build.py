@@ -27,9 +27,9 @@ from tensile_asm.writer.mfma import mfma_reason
 # (parameter, accepted values, why) for parameters whose other values change the kernel in ways this
 # writer does not implement yet. Values are compared after bool -> int.
 FEATURE_LIMITS = (
-    ("VectorWidth", {1, 2, 4}, "VectorWidth must be 1, 2 or 4 in this writer"),
-    ("GlobalLoadVectorWidthA", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
-    ("GlobalLoadVectorWidthB", {1, 2, 4}, "GlobalReadVectorWidth must be 1, 2 or 4 in this writer"),
+    ("VectorWidth", {1, 2, 4, 8}, "VectorWidth must be 1, 2, 4 or 8 in this writer"),
+    ("GlobalLoadVectorWidthA", {1, 2, 4, 8}, "GlobalReadVectorWidth must be 1, 2, 4 or 8 in this writer"),
+    ("GlobalLoadVectorWidthB", {1, 2, 4, 8}, "GlobalReadVectorWidth must be 1, 2, 4 or 8 in this writer"),
     ("PrefetchGlobalRead", {0, 1, 2}, "PrefetchGlobalRead must be 0, 1 or 2"),
     ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
     ("WorkGroupMapping", {0, 1, 2, 4, 8, 16, 32, 64}, "WorkGroupMapping must be 1 or a positive power of two in this writer"),

@@ -65,6 +65,7 @@ class Geometry:
     buffer_store = _derived("buffer_store")
     coalesce_group_a = _derived("coalesce_group_a")
     coalesce_group_b = _derived("coalesce_group_b")
+    assert_summation_multiple = _derived("assert_summation_multiple")
 
     @property
     def transpose_a(self) -> bool:
@@ -202,6 +203,11 @@ class Geometry:
 
     def glvw(self, operand: str) -> int:
         return self._operand("glvw", operand)
+
+    def guarantee_no_partial(self, operand: str) -> bool:
+        """Tensile's GuaranteeNoPartialA/B: no global read vector of this operand is partly past the free
+        size (its vectors run along K, or AssertFree0/1ElementMultiple is a multiple of the width)."""
+        return self._operand("guarantee_no_partial", operand)
 
     def num_loads(self, operand: str) -> int:
         """Vector loads per thread for one operand's MT x DepthU tile."""

@@ -7,14 +7,30 @@ per-load offsets (one VALU add per load instead of four SALU ops on the descript
 descriptor's num_records stays this batch's matrix, so no load can leave it: rows past the free size read whatever
 the matrix holds there (only C rows that are never stored use them) or 0 past its end. K past the
 summation size is handled by the tail loop's guard, which moves offsets out of range (loads give 0).
+
+16-bit vectors along the free dimension (GlobalReadVectorWidth > 1, A not transposed or B transposed) must
+not straddle the end of the matrix: the range check is per dword, so a dword whose first half is the
+matrix's last element would read two bytes past it. Tensile 4.44 keeps such loads in range with ShiftPtr
+(the vector is moved back to end at the last row, and the C values are shifted back after the loop); this
+writer keeps the same guarantee (no read outside the matrix, every element exact) without moving C: at setup,
+every vector that reaches past the free size gets offset bit 31 (its vector load is out of range and gives
+0), and in a work-group whose tile has a partial vector (free size not a multiple of the width) the lanes
+with one load its elements one by one (zero-extended 16-bit loads joined in pairs, the elements past the size out of
+range), as Tensile's tail loop does along K (globalReadGuardK). Interior work-groups branch over that
+(one scalar compare per operand and load phase). With AssertFree0/1ElementMultiple a multiple of the width
+(Tensile's GuaranteeNoPartial; its Free0/1SizeMultiple predicate keeps other sizes away) no vector is partial
+and the per-element code is not written. Vectors along K need no edge code in the unrolled loop (only whole
+DepthU steps run there); the tail loop splits them into single elements, or into groups of
+min(width, AssertSummationElementMultiple) elements that are all in or all out of K (Tensile's
+elemAlignMin).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tensile_asm.isa.module import Module
-from tensile_asm.isa.registers import VCC, VReg
+from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.registers import EXEC, VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.batch_address import batch_base
@@ -25,6 +41,7 @@ BUFFER_OOB = 0x80000000  # an offset past any num_records we set: loads give 0, 
 # buffer loads by bytes: 16-bit elements come zero-extended into a 32-bit register
 LOAD_BYTES = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2",
               12: "buffer_load_dwordx3", 16: "buffer_load_dwordx4"}
+EDGE_BIT = 0x80000000    # set on the offsets of vectors reaching past the free size: their vector load gives 0
 
 
 def load(ctx: KernelContext, op: "OperandTile", nbytes: int, data, offset):
@@ -54,6 +71,8 @@ class OperandTile:
     data: list                 # one VReg per load: the bytes as loaded
     lds_data: list             # one VReg per load: the elements as LDS holds them (fp32 / fp64)
     write_masks: list          # per load: None, or an SGPR pair of the lanes whose vector is in the tile
+    edge_left: list | None = None   # per coalesced load: rows left before the free size (partial vectors), or None
+    edge_flag: VReg | None = None   # SGPR: this work-group's tile has partial vectors of this operand
 
 
     @property
@@ -71,6 +90,8 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
     load_regs = max(1, glvw * g.in_bpe // 4)
     data = [ctx.vgpr(f"G2L{name}{i}", load_regs) for i in range(n)]
     widen = g.in_bpe < 4
+    edge = partial_vectors(g, name)
+    nlc = g.num_loads_coalesced(name)
     return OperandTile(
         name=name,
         macro_tile=g.mt0 if name == "A" else g.mt1,
@@ -86,7 +107,22 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         lds_data=[ctx.vgpr(f"G2LWide{name}{i}", glvw) for i in range(n)] if widen else data,
         write_masks=[ctx.sgpr(f"LoadInTile{name}{i}", 2) if load_bounds(g, name, i) != (None, None) else None
                      for i in range(n)],
+        edge_left=[ctx.vgpr(f"EdgeLeft{name}{c}") for c in range(nlc)] if edge else None,
+        edge_flag=ctx.sgpr(f"EdgeTile{name}") if edge else None,
     )
+
+
+def straddling_vectors(g, name: str) -> bool:
+    """Vectors of ``name`` run along its free dimension in pieces smaller than a dword (16-bit elements,
+    GlobalReadVectorWidth > 1): one reaching past the free size could straddle the end of the matrix."""
+    tlu = g.tlu_a if name == "A" else g.tlu_b
+    return tlu and g.in_bpe < 4 and g.glvw(name) > 1
+
+
+def partial_vectors(g, name: str) -> bool:
+    """Some vector of ``name`` may be partly inside the free size (no GuaranteeNoPartial): those lanes load
+    element by element."""
+    return straddling_vectors(g, name) and not g.guarantee_no_partial(name)
 
 
 def second_set(ctx: KernelContext, op: OperandTile) -> OperandTile:
@@ -166,6 +202,8 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         m.add(ctx.inst("s_mov_b32", op.increment, op.chunk_bytes))
     tile_base = ctx.sgpr(f"TileBase{op.name}")
     m.add(ctx.inst("s_mul_i32", tile_base, getattr(regs, op.tile_id), op.macro_tile))
+    if op.edge_flag is not None:
+        m.add(_edge_tile_flag(ctx, op, tile_base, arg(op.free_size_arg)))
     lds_base = 0 if op.name == "A" else g.lds_offset_b
     for i in range(g.num_loads(op.name)):
         coords, tile_index, k_index = tile_coordinates(ctx, op, regs, i)
@@ -181,11 +219,99 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
             m.add(ctx.inst("v_mul_lo_u32", tmp, row, arg(op.stride_arg)),
                   ctx.inst("v_add_u32", tmp, tmp, k_index))
         m.add(ctx.inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
+        if straddling_vectors(g, op.name):
+            m.add(_mark_edge_vector(ctx, op, i, row, arg(op.free_size_arg)))
         if op.write_masks[i] is not None:
             m.add(_in_tile_mask(ctx, op, i, tile_index, k_index))
         # element (t, k) of the LDS tile (K-major or unroll-major, pads: writer/lds_address.py)
         m.add(element_address(ctx, op.lds_addresses[i], g.lds_tile(op.name), tile_index, k_index, g.lds_bpe,
                               lds_base))
+    return m
+
+
+def _edge_tile_flag(ctx: KernelContext, op: OperandTile, tile_base, size) -> Module:
+    """op.edge_flag = 1 where this work-group's tile holds a partial vector: the free size is not a multiple
+    of the width and ends inside the tile."""
+    t = ctx.sgpr(f"EdgeTmp{op.name}")
+    return Module(f"{op.name}: does this tile hold a partial vector?").add(
+        ctx.inst("s_and_b32", t, size, op.glvw - 1, comment="size % GlobalReadVectorWidth"),
+        ctx.inst("s_cselect_b32", t, 1, 0),
+        ctx.inst("s_sub_u32", op.edge_flag, size, tile_base, comment="rows of the tile inside the size"),
+        ctx.inst("s_cmp_lt_u32", op.edge_flag, op.macro_tile),
+        ctx.inst("s_cselect_b32", op.edge_flag, t, 0))
+
+
+def _mark_edge_vector(ctx: KernelContext, op: OperandTile, i: int, row, size) -> Module:
+    """Load ``i``'s vector reaches past the free size (rows left < width; negative: wholly past it):
+    set offset bit 31, so its vector load is out of range (0) in every step along K."""
+    g = ctx.geometry
+    c = i % g.num_loads_coalesced(op.name)
+    left = op.edge_left[c] if op.edge_left is not None else ctx.vgpr(f"EdgeLeftTmp{op.name}")
+    marked = ctx.vgpr(f"EdgeOffset{op.name}")
+    return Module(f"{op.name} load {i}: vector past the free size?").add(
+        ctx.inst("v_sub_u32", left, size, row, comment="rows left before the free size"),
+        ctx.inst("v_cmp_gt_i32", VCC, op.glvw, left, comment="rows left < width (signed: also wholly past)"),
+        ctx.inst("v_or_b32", marked, EDGE_BIT, op.offsets[i]),
+        ctx.inst("v_cndmask_b32", op.offsets[i], op.offsets[i], marked, VCC))
+
+
+def _edge_elements(ctx: KernelContext, op: OperandTile, i: int, offset, data, k_ok=None) -> Module:
+    """Load ``i``'s partial vectors element by element (the lanes with 0 < rows left < width; ``k_ok``: an
+    SGPR pair further limiting them, the tail's K guard). The vector load gave these lanes 0; each element
+    before the free size now loads into its half register, the others stay out of range."""
+    g = ctx.geometry
+    if g.in_bpe != 2:
+        raise ValueError(f"per-element edge loads are written for 16-bit elements, not {g.in_bpe}-byte ones")
+    left = op.edge_left[i % g.num_loads_coalesced(op.name)]
+    saved = ctx.sgpr(f"SavedExecEdge{op.name}", 2)
+    real = ctx.vgpr(f"EdgeReal{op.name}")
+    m = Module(f"{op.name} load {i}: partial vector, element by element")
+    m.add(ctx.inst("v_cmp_gt_u32", VCC, op.glvw, left, comment="0 <= rows left < width: a partial vector"))
+    if k_ok is not None:
+        m.add(ctx.inst("s_and_b64", VCC, VCC, k_ok))
+    m.add(ctx.inst("s_and_saveexec_b64", saved, VCC),
+          ctx.inst("v_and_b32", real, EDGE_BIT - 1, offset, comment="the vector's own offset"))
+    pieces = []
+    for e in range(op.glvw):   # (rows left 0, a vector starting at the size, is a lane here too)
+        src = ctx.vgpr(f"EdgeGuarded{op.name}{e}")
+        m.add(ctx.inst("v_cmp_lt_u32", VCC, e, left),
+              ctx.inst("v_cndmask_b32", src, ctx.oob_offset, real, VCC))
+        pieces.append((e, src, e * g.in_bpe))
+    m.add(half_loads(ctx, op, data, pieces))
+    m.add(ctx.inst("s_mov_b64", EXEC, saved))
+    return m
+
+
+def half_loads(ctx: KernelContext, op: OperandTile, data, pieces) -> Module:
+    """16-bit elements one by one: ``pieces`` [(element e, offset VGPR, instruction offset)] into half e % 2 of
+    ``data[e // 2]``. Each loads zero-extended (``buffer_load_ushort``: the d16 forms zero the other half on
+    SRAM-ECC parts, gfx906/gfx908/gfx90a/gfx942, and keep it elsewhere); odd elements then join their
+    register's even one (``v_lshl_or_b32``), as Tensile's HasEccHalf path does."""
+    m = Module(f"{op.name}: 16-bit elements one by one")
+    high = []
+    for e, voff, ioff in pieces:
+        mods = ["offen", ("offset", ioff)] if ioff else ["offen"]
+        dst = data[e // 2] if e % 2 == 0 else ctx.vgpr(f"HighHalf{op.name}{e // 2}")
+        m.add(ctx.inst("buffer_load_ushort", dst, voff, op.srd, 0, mods=mods))
+        if e % 2:
+            high.append((e // 2, dst))
+    for r, hi in high:
+        m.add(ctx.inst("v_lshl_or_b32", data[r], hi, 16, data[r], comment="high half"))
+    return m
+
+
+def edge_loads(ctx: KernelContext, op: OperandTile, offsets=None) -> Module:
+    """After the vector loads of ``op``: the per-element loads of partial vectors, skipped (one scalar branch)
+    by work-groups whose tile has none."""
+    if op.edge_flag is None:
+        return Module(f"{op.name}: no partial vectors")
+    done = ctx.label(f"EdgeDone{op.name}")
+    m = Module(f"{op.name}: partial vectors at the free edge").add(
+        ctx.inst("s_cmp_eq_u32", op.edge_flag, 0),
+        ctx.inst("s_cbranch_scc1", done))
+    for i, (offset, data) in enumerate(zip(offsets or op.offsets, op.data)):
+        m.add(_edge_elements(ctx, op, i, offset, data))
+    m.add(LabelDef(done.name))
     return m
 
 
@@ -206,6 +332,8 @@ def loads(ctx: KernelContext, op: OperandTile, offsets=None) -> Module:
     m = Module(f"global read {op.name}")
     for data, offset in zip(op.data, offsets or op.offsets):
         m.add(load(ctx, op, op.glvw * ctx.geometry.in_bpe, data, offset))
+    if op.edge_flag is not None:
+        m.add(edge_loads(ctx, op, offsets))
     return m
 
 
@@ -232,12 +360,21 @@ def widen(ctx: KernelContext, op: OperandTile) -> Module:
     return m
 
 
+def tail_elements_per_load(g, op: OperandTile) -> int:
+    """Elements of one guarded load along K in the tail loop: 1, or with AssertSummationElementMultiple
+    (K a multiple of it: Tensile's BoundSizeMultiple predicate) min(width, it) elements that are all inside
+    K or all past it (Tensile's elemAlignMin in globalReadGuardK)."""
+    asem = g.assert_summation_multiple
+    n = min(op.glvw, asem)
+    return n if n > 0 and n & (n - 1) == 0 and op.glvw % n == 0 else 1
+
+
 def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_remaining: VReg) -> Module:
     """Tail loop: every element whose K index is past the summation size loads 0 (its offset is moved
-    out of range). Vectors along K are split into single loads so each element has its own guard."""
+    out of range). Vectors along K are split into guarded pieces (``tail_elements_per_load``); 16-bit single
+    elements load one by one (``half_loads``)."""
     g = ctx.geometry
     bpe = g.in_bpe
-    regs_per_element = max(1, bpe // 4)
     m = Module(f"global read {op.name}: K-guarded (tail)")
     for i, (offset, data) in enumerate(zip(op.offsets, op.data)):
         coords, _, k_index = tile_coordinates(ctx, op, regs, i)
@@ -250,17 +387,31 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
             m.add(ctx.inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
                   ctx.inst("v_cndmask_b32", g_off, ctx.oob_offset, offset, VCC),
                   ctx.inst(LOAD_BYTES[op.glvw * bpe], data, g_off, op.srd, 0, mods=["offen"]))
+            if op.edge_flag is not None:
+                k_ok = ctx.sgpr(f"TailKOk{op.name}", 2)
+                done = ctx.label(f"TailEdgeDone{op.name}")
+                m.add(ctx.inst("s_mov_b64", k_ok, VCC),
+                      ctx.inst("s_cmp_eq_u32", op.edge_flag, 0),
+                      ctx.inst("s_cbranch_scc1", done),
+                      _edge_elements(ctx, op, i, offset, data, k_ok),
+                      LabelDef(done.name))
             continue
-        if bpe < 4 and op.glvw > 1:
-            raise ValueError("16-bit vectors along K are not split in the tail")
-        for j in range(op.glvw):
+        n = tail_elements_per_load(g, op)
+        halves = []
+        for j in range(0, op.glvw, n):
             k_j, g_off = ctx.vgpr(f"GuardK{op.name}"), ctx.vgpr(f"GuardedOffset{op.name}{j}")
-            m.add(ctx.inst("v_add_u32", k_j, j, k_index) if j else ctx.inst("v_mov_b32", k_j, k_index),
+            m.add(ctx.inst("v_add_u32", k_j, j + n - 1, k_index) if j + n - 1 else ctx.inst("v_mov_b32", k_j, k_index),
                   ctx.inst("v_cmp_lt_u32", VCC, k_j, k_remaining),
-                  ctx.inst("v_add_u32", g_off, j * bpe, offset) if j else ctx.inst("v_mov_b32", g_off, offset),
-                  ctx.inst("v_cndmask_b32", g_off, ctx.oob_offset, g_off, VCC),
-                  ctx.inst(LOAD_BYTES[bpe], data.slice(j * regs_per_element, regs_per_element), g_off, op.srd, 0,
-                       mods=["offen"]))
+                  ctx.inst("v_cndmask_b32", g_off, ctx.oob_offset, offset, VCC))
+            off = j * bpe
+            mods = ["offen", ("offset", off)] if off else ["offen"]
+            if n * bpe < 4:     # one 16-bit element: both halves of a register are loaded, then joined
+                halves.append((j, g_off, off))
+            else:
+                m.add(ctx.inst(LOAD_BYTES[n * bpe], data.slice(j * bpe // 4, n * bpe // 4), g_off, op.srd, 0,
+                               mods=mods))
+        if halves:
+            m.add(half_loads(ctx, op, data, halves))
     return m
 
 
