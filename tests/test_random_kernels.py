@@ -55,7 +55,10 @@ def _pow2_part(n: int) -> int:
 def solutions(draw, fractional: bool = False):
     """Solution parameters that are valid by construction (mostly; the rest are assumed away).
     ``fractional`` (the --slow run) also draws FractionalLoad (the CI draws stay as they were)."""
-    vw = draw(st.sampled_from((1, 2, 4)))
+    # A/B, C/D, compute types: fp32, or 16-bit inputs (loaded as vectors of up to 8, widened to fp32 in LDS)
+    types = draw(st.sampled_from(("sss", "sss", "sss", "hhs", "hss", "bbs", "bss", "hhh")))
+    half = types[0] in "hb"
+    vw = draw(st.sampled_from((1, 2, 4, 8) if half else (1, 2, 4)))
     lsu = draw(st.sampled_from((1, 1, 1, 2, 4)))
     # wg0 x wg1 x LocalSplitU threads: 32..256, a multiple of 32.
     wg0 = draw(st.sampled_from((2, 4, 8, 16, 32)))
@@ -82,7 +85,9 @@ def solutions(draw, fractional: bool = False):
     ta, tb = draw(st.booleans()), draw(st.booleans())
     # A global read of GRVW elements along a unit-stride M (A not transposed) or N (B transposed) side
     # must equal VectorWidth or be 1 (edges shift pointers); one along K may have any width.
-    grvw = draw(st.sampled_from((-1, 1, vw) + ((2, 4) if ta and not tb else ())))
+    # 16-bit: up to 8 elements (16 bytes) per load, vectors partly past the free size loaded element by element.
+    grvw = draw(st.sampled_from([g for g in (-1, 1, vw) + ((2, 4, 8) if ta and not tb else ())
+                                 if g * (2 if half else 4) <= 16]))
     g = vw if grvw == -1 else grvw
     # DepthU: a power of two that splits both tiles into whole loads, gives each LocalSplitU group two
     # K steps, and keeps LDS (two buffers with PrefetchGlobalRead) and the loads per thread small.
@@ -108,7 +113,9 @@ def solutions(draw, fractional: bool = False):
     }
     if fractional:
         params["FractionalLoad"] = draw(st.sampled_from((0, 1)))
-    problem = {"OperationType": "GEMM", "DataType": "s", "TransposeA": ta, "TransposeB": tb,
+    a, c, comp = types
+    problem = {"OperationType": "GEMM", "DataType": a, "DestDataType": c, "ComputeDataType": comp,
+               "HighPrecisionAccumulate": half and comp == "s", "TransposeA": ta, "TransposeB": tb,
                "Batched": draw(st.booleans()), "UseBeta": draw(st.sampled_from((True, True, False)))}
     return problem, params
 
