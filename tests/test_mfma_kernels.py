@@ -99,7 +99,8 @@ def draw_case(rng: random.Random, largest: int) -> dict:
               "PrefetchLocalRead": rng.choice((0, 1, 1, 2)),
               "VectorWidth": rng.choice([-1] + [v for v in (1, 2, 4) if wave_tile[0] % v == 0 and v * lds_bpe <= 16]),
               "VectorWidthB": rng.choice([-1] + [v for v in (1, 2) if wave_tile[1] % v == 0]),
-              # GlobalReadVectorWidth 1: -1 would follow VectorWidth, whose loads need not split the tiles
+              # GlobalReadVectorWidth 1 (16-bit types draw wider ones below): -1 would follow VectorWidth,
+              # whose loads need not split the tiles
               "GlobalReadVectorWidth": 1,
               "WorkGroupMapping": rng.choice((1, 2, 8)), "StaggerU": rng.choice((0, 4, 32)), "GlobalSplitU": gsu,
               "GlobalSplitUAlgorithm": rng.choice(("SingleBuffer", "MultipleBuffer"))}
@@ -112,6 +113,12 @@ def draw_case(rng: random.Random, largest: int) -> dict:
         params["LdsBlockSizePerPad" + tc] = rng.choice((0, 0, 128, 256))
     use_beta = rng.random() < 0.85
     prob = problem(types, rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.7, use_beta)
+    if types[0] in "HB":     # 16-bit inputs: GlobalReadVectorWidth up to 8 (16 bytes), where the loads split the tiles
+        grvw = rng.choice((1, 2, 4, 8, 8))
+        if grvw > 1 and not (make(prob, {**params, "GlobalReadVectorWidth": grvw}).valid
+                             and all((t * du) % (threads * grvw) == 0 for t in (mt0, mt1))):
+            grvw = 1
+        params["GlobalReadVectorWidth"] = grvw
     sol = make(prob, params)
     for tc in "AB":
         if not sol.valid or (supports(sol, load_arch("gfx90a")) or "").startswith(f"LdsBlockSizePerPad{tc}"):
