@@ -5,7 +5,7 @@ poisoned and C all NaN when beta is 0.
 Randomized differential test: MFMA parameter sets drawn from the shapes the writer builds (both the
 4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead 0/1/2,
 PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU, LDS layouts: TransposeLDS,
-UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B), architectures with matrix
+UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B, StoreRemapVectorWidth), architectures with matrix
 cores, edge sizes (1, primes, non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
 with seed ``SEED``; ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
 ``tensile-asm verify`` command.
@@ -43,6 +43,7 @@ TYPES = {"SSS": [(32, 32, 2, 1), (16, 16, 4, 1)], "DDD": [(16, 16, 4, 1)],
          "HHH": [(32, 32, 8, 1), (16, 16, 16, 1)],
          "BBS": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 4, 1), (16, 16, 8, 1)], "BSS": [(32, 32, 8, 1), (16, 16, 8, 1)]}
 MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16"}
+TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2}
 PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
 
@@ -133,6 +134,13 @@ def draw_case(rng: random.Random, largest: int) -> dict:
         # a third of these batched problems pointer-array (_GB), decided by the seed already drawn (no
         # further draws, so the other cases stay as they were)
         case["problem"] = {**prob, "StridedBatched": False}
+    # StoreRemapVectorWidth where Tensile accepts it: a power-of-two MT0, no atomic GlobalSplitU, SRVW elements of
+    # 4..16 bytes, one store per lane covering a column, the block at least one read of every lane
+    out_bytes = 4 if gsu > 1 and params["GlobalSplitUAlgorithm"] == "MultipleBuffer" else TYPE_BYTES[types[1]]
+    remaps = [w for w in (1, 2, 4, 8) if 4 <= w * out_bytes <= 16 and w * 64 >= mt0 and mt0 * n // wave_group[0] >= w * 64]
+    if remaps and not mt0 & (mt0 - 1) and (gsu == 1 or params["GlobalSplitUAlgorithm"] == "MultipleBuffer") \
+            and rng.random() < 0.4:
+        params["StoreRemapVectorWidth"] = rng.choice(remaps)
     return case
 
 
@@ -230,7 +238,6 @@ def test_bf16_1k_shapes_are_mfma_shapes():
     ({"LocalSplitU": 2, "WorkGroup": [32, 8, 2]}, "gfx90a", "LocalSplitU > 1 with MFMA is not implemented"),
     ({"SourceSwap": True}, "gfx90a", "SourceSwap"),
     ({"MIArchVgpr": True}, "gfx90a", "MIArchVgpr"),
-    ({"StoreRemapVectorWidth": 2}, "gfx90a", "StoreRemapVectorWidth"),
     ({}, "gfx906", "gfx906 has no matrix cores"),
     ({"MatrixInstruction": [32, 32, 1, 2]}, "gfx90a", "several blocks (B > 1)"),
 ])
@@ -312,3 +319,49 @@ def test_lds_keys_of_real_unroll_major_solutions_are_tensiles():
         assert sol.derived_keys["LdsNumElements"] == raw["LdsNumElements"]
         checked += 1
     assert checked == 8
+@pytest.mark.parametrize("arch,types,mi,srvw,extra", [
+    ("gfx90a", "SSS", [32, 32, 2, 1, 1, 2, 2, 2, 2], 4, {}),
+    ("gfx908", "BBS", [32, 32, 4, 1, 1, 1, 2, 1, 4], 2, {}),
+    ("gfx942", "HHS", [16, 16, 16, 1, 1, 4, 1, 1, 4], 8, {}),
+    ("gfx90a", "DDD", [16, 16, 4, 1, 1, 2, 2, 2, 2], 2, {}),
+    ("gfx90a", "HSS", [16, 16, 16, 1, 1, 2, 2, 2, 2], 4, {"GlobalSplitU": 3, "GlobalSplitUAlgorithm": "MultipleBuffer"}),
+])
+def test_store_remap_vector_width(arch, types, mi, srvw, extra):
+    """StoreRemapVectorWidth: C through LDS, then SRVW-element vector stores where the tile is whole along M
+    and element stores at the edge (odd leading dimensions: 16-bit vectors straddle dwords), beta 0 and not,
+    GlobalSplitU MultipleBuffer's workspace; the vector reads and stores are in the kernel."""
+    params = {"MatrixInstruction": mi, "DepthU": 16, "PrefetchGlobalRead": 1, "StoreRemapVectorWidth": srvw, **extra}
+    co, contract, kernel = built(arch, problem(types, True, False), params)
+    vec = srvw * (4 if extra else TYPE_BYTES[types[1]])
+    text = kernel.text()
+    assert {4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"}[vec] in text
+    assert {4: "buffer_store_dword ", 8: "buffer_store_dwordx2", 16: "buffer_store_dwordx4"}[vec] in text
+    for beta, sizes in ((0.0, [Size(37, 29, 19, 2)]), (-0.5, [Size(1, 1, 1, 1), Size(131, 67, 33, 1)])):
+        results = verify_sizes(co, contract, sizes, 1.5, beta, 3, EmulatedRuntime())
+        assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+@pytest.mark.parametrize("extra,why", [
+    ({"StoreRemapVectorWidth": 4, "SourceSwap": True}, "SourceSwap is not compatible"),
+    ({"StoreRemapVectorWidth": 4, "GlobalSplitU": 2, "GlobalSplitUAlgorithm": "SingleBuffer"}, "GlobalSplitU"),
+    ({"StoreRemapVectorWidth": 8}, "not allowed for this data type"),
+    ({"StoreRemapVectorWidth": 1, "MatrixInstruction": [32, 32, 2, 1, 1, 4, 1, 1, 2]}, "larger StoreRemapVectorWidth"),
+    ({"StoreRemapVectorWidth": 8, "MatrixInstruction": [16, 16, 16, 1, 1, 1, 1, 4, 1]}, "smaller StoreRemapVectorWidth"),
+])
+def test_store_remap_rejections_are_tensiles(extra, why):
+    params = {"MatrixInstruction": [32, 32, 2, 1, 1, 2, 2, 2, 2], "DepthU": 16, **extra}
+    sol = make(problem("HHS" if params["MatrixInstruction"][2] == 16 else "SSS"), params)
+    assert not sol.valid and why in sol.rejection, sol.rejection
+
+
+def test_store_remap_automatic_width_and_lds():
+    """StoreRemapVectorWidth -1: 8 bytes per store, at least MT0/64 elements; the LDS holds (MT0 + pad) x N x
+    MIWaveGroup[1] C elements (Tensile's LdsNumElements counts them in A/B elements)."""
+    sol = make(problem("HHS"), {"MatrixInstruction": [32, 32, 8, 1, 1, 4, 1, 1, 4], "DepthU": 8,
+                                "StoreRemapVectorWidth": -1, "PrefetchGlobalRead": 0})
+    assert sol.valid, sol.rejection
+    assert sol.params["StoreRemapVectorWidth"] == 4 and sol.derived.store_remap == 4
+    assert sol.derived.lds_layout.num_elements >= (128 + 4) * 32 * 4
+    swapped = make(problem("SSS"), {"MatrixInstruction": [32, 32, 2, 1, 1, 2, 2, 2, 2], "DepthU": 16,
+                                    "StoreRemapVectorWidth": -1, "SourceSwap": True})
+    assert swapped.valid and swapped.params["StoreRemapVectorWidth"] == 0

@@ -293,6 +293,59 @@ class LayoutMixin:
                          f"num_loads_perpendicular_{low}": k["NumLoadsPerpendicular" + tc],
                          f"lsc_{low}": k["LSC" + tc], f"lsp_{low}": k["LSP" + tc]})
 
+    # ---- StoreRemapVectorWidth (MFMA: C remapped through LDS for wider stores)
+    def _store_remap(self, bpe: int, mt0: int) -> int:
+        """Tensile 4.44's StoreRemapVectorWidth rules (SolutionStructs): -1 picks 8 bytes per store (at least
+        MT0 / wavefront) unless MT0 is not a power of two, the remap does not fit LDS, SourceSwap, GlobalSplitU
+        without MultipleBuffer or MFMA 4x4 blocks along N; an explicit value is checked the same way. Returns the
+        bytes of LDS the remap needs: (MT0 + pad) x MatrixInstN x MIWaveGroup[1] values, counted as Tensile
+        does in A/B elements scaled by the written type (the workspace's compute type with GlobalSplitU
+        MultipleBuffer, else C/D's when wider than A/B)."""
+        p, k, pt = self.p, self.k, self.pt
+        n, wg0, wg1 = k["MatrixInstN"], k["MIWaveGroup"][0], k["MIWaveGroup"][1]
+        wave, dest = p["WavefrontSize"], pt.dest_type.bytes
+        acc = self._accumulation()[0]
+        atomic_gsu = p["GlobalSplitU"] > 1 and acc != "MultipleBuffer"
+        mi4_bn = k["MatrixInstBN"] > 1 and n == 4
+        pow2 = mt0 & (mt0 - 1) == 0
+        if p["StoreRemapVectorWidth"] == -1:
+            vw = max(8 // dest, mt0 // wave)
+            elems = (mt0 + max(vw, k["MIOutputVectorWidth"])) * n * wg1
+            size = elems * (pt.compute_type.bytes / dest if acc else 1) * dest
+            fits = size <= MAX_LDS_BYTES
+            p["StoreRemapVectorWidth"] = 0 if (not pow2 or not fits or p["SourceSwap"] or atomic_gsu or mi4_bn) else vw
+        srvw = self.out["store_remap"] = p["StoreRemapVectorWidth"]
+        if not srvw:
+            return 0
+        if p["SourceSwap"]:
+            self.reject("SourceSwap is not compatible with StoreRemapVectorWidth")
+        if not p["BufferStore"]:
+            self.reject("StoreRemapVectorWidth needs BufferStore")
+        if atomic_gsu:
+            self.reject("StoreRemapVectorWidth does not support GlobalSplitU > 1 except with GlobalSplitUAlgorithm "
+                        "MultipleBuffer")
+        if mi4_bn:
+            self.reject("StoreRemapVectorWidth does not support MFMA 4x4 blocks along N (MatrixInstBN > 1)")
+        if not pow2:
+            self.reject(f"StoreRemapVectorWidth needs a power-of-two MacroTile0, not {mt0}")
+        regs = (pt.compute_type.bytes if acc else dest) / 4
+        lo, hi = max(1, int(1 / (dest / 4))), int(4 / regs)
+        if not lo <= srvw <= hi:
+            self.reject(f"StoreRemapVectorWidth {srvw} is not allowed for this data type ({lo}..{hi})")
+        if srvw * wave < mt0:
+            self.reject(f"StoreRemapVectorWidth {srvw}: one store per wave does not cover a column of MacroTile0 "
+                        f"{mt0}; use a larger StoreRemapVectorWidth")
+        if mt0 * n // wg0 < srvw * wave:
+            self.reject(f"StoreRemapVectorWidth {srvw}: the remapped block has fewer elements than one read of "
+                        f"each lane of a wave; use a smaller StoreRemapVectorWidth")
+        if acc:
+            scale = pt.compute_type.bytes // bpe
+        elif dest > bpe:
+            scale = dest // bpe
+        else:
+            scale = 1
+        return (mt0 + max(srvw, k["MIOutputVectorWidth"])) * n * wg1 * scale * bpe
+
     # ---- LDS layout
     def _unroll_major(self) -> None:
         """Tensile 4.44: TransposeLDS (any non-zero value, -1 included) makes the operand whose unit-stride
@@ -402,16 +455,11 @@ class LayoutMixin:
             out["lds_pad_" + tc.lower()] = p["LdsPad" + tc]
             out["lds_" + tc.lower()] = tiles[tc]
         sizes = {tc: 0 if p["DirectToVgpr" + tc] else tiles[tc].elements for tc in "AB"}
-        remap = 0
-        if self.mfma and p["StoreRemapVectorWidth"] > 0:  # C is remapped through LDS for wider stores
-            pad = max(p["StoreRemapVectorWidth"], k["MIOutputVectorWidth"])
-            # Tensile counts (MT0 + pad) x N x MIWaveGroup[1] A/B elements, times compute / A/B bytes with a
-            # GlobalSplitU workspace, or C/D / A/B bytes where C/D is wider
-            if self._accumulation()[0] is not None:
-                times = self.pt.compute_type.bytes // bpe
-            else:
-                times = max(1, self.pt.dest_type.bytes // bpe)
-            remap = (mt0 + pad) * k["MatrixInstN"] * k["MIWaveGroup"][1] * times * bpe
+        if not self.mfma and p["SourceSwap"]:
+            self.reject("SourceSwap only applies to MatrixInstruction kernels")
+        if not self.mfma and p["StoreRemapVectorWidth"] > 0:
+            self.reject("StoreRemapVectorWidth only applies to MatrixInstruction kernels")
+        remap = self._store_remap(bpe, mt0) if self.mfma else 0
         # Tensile counts the occupancy floor, 64 KiB / MaxOccupancy, in elements of the C/D type, then uses that
         # count as A/B elements (SolutionStructs: ldsNumElementsOccupancy = ldsSizeOccupancy // DestDataType bytes)
         occupancy = MAX_LDS_BYTES // p["MaxOccupancy"] // self.pt.dest_type.bytes * bpe

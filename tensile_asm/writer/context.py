@@ -66,6 +66,9 @@ class Geometry:
     coalesce_group_a = _derived("coalesce_group_a")
     coalesce_group_b = _derived("coalesce_group_b")
     assert_summation_multiple = _derived("assert_summation_multiple")
+    store_remap = _derived("store_remap", "MFMA StoreRemapVectorWidth (0: none)")
+    source_swap = _derived("source_swap", "MFMA SourceSwap: B is the first MFMA operand")
+    mi_arch_vgpr = _derived("mi_arch_vgpr", "MFMA MIArchVgpr: accumulators in arch VGPRs")
 
     @property
     def transpose_a(self) -> bool:

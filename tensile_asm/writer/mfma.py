@@ -89,8 +89,6 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
         (g.local_split_u > 1, "LocalSplitU > 1 with MFMA is not implemented"),
         (bool(params.get("SourceSwap")), "SourceSwap (MFMA operands swapped) is not implemented"),
         (bool(params.get("MIArchVgpr")), "MIArchVgpr (MFMA accumulators in arch VGPRs) is not implemented"),
-        (params.get("StoreRemapVectorWidth", 0) not in (0, None),
-         "StoreRemapVectorWidth (C remapped through LDS) is not implemented"),
     )
     for failed, why in checks:
         if failed:

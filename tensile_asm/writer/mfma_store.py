@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VReg
+from tensile_asm.writer import store_remap
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.mfma import MfmaPlan, output_acc
 from tensile_asm.writer.prologue import EntryRegisters
@@ -72,6 +73,10 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
             delta = p.tile_offset(0, t0) + vw0 * _row_in_output(p, item)[0]
             m.add(ctx.inst("v_add_u32", row, delta, row0) if delta else ctx.inst("v_mov_b32", row, row0),
                   masked_row_offset(ctx, regs, rows[t0 * items + item], row))
+    remap = None
+    if g.store_remap:
+        remap_mod, remap = _remap(ctx, regs, p, lane, wave, tmp)
+        m.add(remap_mod)
     # one VGPR copy of an output's accumulators, reused column after column
     copy = VReg("v", s.d_regs, "StoreAccCopy", align=ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1)
     cols = []
@@ -86,6 +91,35 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
                 return Module("accumulators to VGPRs").add(
                     [ctx.inst("v_accvgpr_read_b32", copy[i], out[i]) for i in range(s.d_regs)])
 
+            lds = None
+            if remap is not None:   # element offsets in the block: t0's rows, then the item's
+                lds = [p.tile_offset(0, t0) + _row_in_output(p, i)[0] for i in range(items)]
             cols.append(Column([copy.slice(i * r, r) for i in range(items)],
-                               [rows[t0 * items + i] for i in range(items)], col, load))
+                               [rows[t0 * items + i] for i in range(items)], col, load,
+                               remap=remap, lds_offsets=lds, block=t1))
     return m, cols
+
+
+def _remap(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan, lane: VReg, wave: VReg, tmp: VReg):
+    """StoreRemapVectorWidth: the LDS write address of the lane's first element of a column block, column
+    w1*N + lane % N at (MT0 + pad) elements each, row w0*M + multiplier*(lane / N) (VectorWidth is 1)."""
+    g, s = ctx.geometry, p.shape
+    assert p.vector_width == (1, 1), "StoreRemapVectorWidth derives VectorWidth 1"
+    m, r = store_remap.plan(ctx, regs, g.store_remap, s.n, s.m)
+    wg0 = p.wave_group[0]
+    lane_div = 16 if s.out_type == "f64" else s.n
+    mult = _row_in_output(p, 0)[1]
+    col, row = ctx.vgpr("RemapWriteCol"), ctx.vgpr("RemapWriteRow")
+    m.add(ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
+          ctx.inst("v_mul_u32_u24", col, s.n, tmp),
+          ctx.inst("v_and_b32", tmp, s.n - 1, lane),
+          ctx.inst("v_add_u32", col, col, tmp),
+          ctx.inst("v_and_b32", tmp, wg0 - 1, wave),
+          ctx.inst("v_mul_u32_u24", row, s.m, tmp),
+          ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
+          ctx.inst("v_mul_u32_u24", tmp, mult, tmp),
+          ctx.inst("v_add_u32", row, row, tmp),
+          ctx.inst("v_mul_u32_u24", tmp, r.stride, col),
+          ctx.inst("v_add_u32", tmp, tmp, row),
+          ctx.inst("v_lshlrev_b32", r.write_addr, r.bpe.bit_length() - 1, tmp))
+    return m, r

@@ -34,6 +34,11 @@ class Column:
     row_offsets: list
     col: VReg          # global column index n
     load: Callable[[], Module] | None = None   # puts the values in place (MFMA: reads the AGPRs)
+    # StoreRemapVectorWidth (store_remap.py): the values go to LDS at these element offsets of column block
+    # ``block`` (from the remap's write address), and the remap stores the block to D once it is complete
+    remap: object | None = None
+    lds_offsets: list | None = None
+    block: int = 0
 
 
 def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[Module, VReg]:
@@ -155,18 +160,22 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
     r = g.acc_regs
     n = len(col.values)
     m = Module(f"store {n} element(s) of a column{' with beta' if with_beta else ''}")
+    remap = col.remap
     if col.load is not None:
         m.add(col.load())
     col_off, offsets = ctx.vgpr("StoreColOffset"), VReg("v", n, "StoreOffset")
-    m.add(ctx.inst("v_mul_lo_u32", col_off, col.col, regs.arg("StridesD0")),
-          ctx.inst("v_lshlrev_b32", col_off, shift, col_off),
-          ctx.inst("v_cmp_lt_u32", VCC, col.col, regs.arg("SizesFree1")))
-    for i in range(n):
-        m.add(ctx.inst("v_add_u32", offsets[i], col.row_offsets[i], col_off),
-              ctx.inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
+    if remap is None or with_beta:   # the column's edge test (the remap tests D's columns itself)
+        m.add(ctx.inst("v_cmp_lt_u32", VCC, col.col, regs.arg("SizesFree1")))
+    if remap is None:
+        m.add(ctx.inst("v_mul_lo_u32", col_off, col.col, regs.arg("StridesD0")),
+              ctx.inst("v_lshlrev_b32", col_off, shift, col_off))
+        for i in range(n):
+            m.add(ctx.inst("v_add_u32", offsets[i], col.row_offsets[i], col_off),
+                  ctx.inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
     if g.writes_workspace:   # unscaled partial sums in the accumulator type
         for i, v in enumerate(col.values):
-            m.add(memory_op(ctx, STORE_OUT[g.store_bpe], v, offsets[i], srd_d))
+            m.add(remap.write(ctx, v, col.lds_offsets[i]) if remap is not None
+                  else memory_op(ctx, STORE_OUT[g.store_bpe], v, offsets[i], srd_d))
         return m
     for v in col.values:
         m.add(scale(ctx, v, scalars.alpha))
@@ -191,7 +200,19 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
             m.add(atomic_add_cas(ctx, v, offsets[i], srd_d))
             continue
         narrowing, out = narrow(ctx, v)
-        m.add(narrowing, memory_op(ctx, STORE_OUT[g.out_bpe], out, offsets[i], srd_d))
+        m.add(narrowing, remap.write(ctx, out, col.lds_offsets[i]) if remap is not None
+              else memory_op(ctx, STORE_OUT[g.out_bpe], out, offsets[i], srd_d))
+    return m
+
+
+def _store_columns(ctx, regs, scalars: Scalars, columns: list, srd_c, srd_d, with_beta: bool,
+                   atomic: bool = False) -> Module:
+    """Every column; with StoreRemapVectorWidth, each column block goes from LDS to D once it is complete."""
+    m = Module("store the columns")
+    for i, c in enumerate(columns):
+        m.add(_store_column(ctx, regs, scalars, c, srd_c, srd_d, with_beta, atomic))
+        if c.remap is not None and (i + 1 == len(columns) or columns[i + 1].block != c.block):
+            m.add(c.remap.flush(ctx, regs, srd_d, c.block))
     return m
 
 
@@ -323,18 +344,18 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg, columns_of=N
     m.add(srd_d_mod, cols_mod, scalars_mod)
     if g.writes_workspace:
         # each slice writes its own partial tile; the post-GSU kernel applies alpha and beta
-        return m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
+        return m.add(_store_columns(ctx, regs, scalars, columns, None, srd_d, False))
     if g.global_split_u > 1:
         # D already holds beta*C (the beta-only kernel ran first); every slice adds alpha * its sum.
-        return m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False, atomic=True) for c in columns])
+        return m.add(_store_columns(ctx, regs, scalars, columns, None, srd_d, False, atomic=True))
     if not g.use_beta:
-        return m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
+        return m.add(_store_columns(ctx, regs, scalars, columns, None, srd_d, False))
     srd_c_mod, srd_c = _matrix_srd(ctx, regs, "C")
     beta_zero, end = ctx.label("BetaZero"), ctx.label("StoreEnd")
     # the same test as batch_address.load_batch_pointers': where it left C's pointer unread, no C is read here
     m.add(srd_c_mod, branch_if_zero(ctx, regs.arg("Beta"), g.compute_type, beta_zero, "Beta",
                                     comment="+0 and -0 both mean no C"))
-    m.add([_store_column(ctx, regs, scalars, c, srd_c, srd_d, True) for c in columns])
+    m.add(_store_columns(ctx, regs, scalars, columns, srd_c, srd_d, True))
     m.add(ctx.inst("s_branch", end), LabelDef(beta_zero.name))
-    m.add([_store_column(ctx, regs, scalars, c, None, srd_d, False) for c in columns])
+    m.add(_store_columns(ctx, regs, scalars, columns, None, srd_d, False))
     return m.add(LabelDef(end.name))
