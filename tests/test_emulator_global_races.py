@@ -133,6 +133,19 @@ def test_neighbouring_bytes_of_one_dword_are_fine_and_one_byte_is_a_race():
     assert "stores to the byte at" in str(e.value) and "'out' + 0x1" in str(e.value)
 
 
+def test_misaligned_dwords_of_neighbouring_workgroups_share_dwords_byte_by_byte():
+    # workgroup g stores dword `lane` at byte 2 + 256*g + 4*lane: two 16-bit values straddling two dwords, as
+    # a 16-bit matrix with an odd leading dimension stored two elements at a time; the workgroups' ranges
+    # share a dword but no byte. One byte of overlap (a stride of 255) is a race.
+    x, out = _run(_at("v3", 256) + "\nglobal_store_dword v3, v2, s[6:7] offset:2")
+    got = out.view(np.uint8)
+    for g in range(GROUPS):
+        assert np.array_equal(got[256 * g + 2:256 * g + 258], (x + np.uint32(g)).view(np.uint8))
+    with pytest.raises(EmulationError) as e:
+        _run(_at("v3", 255) + "\nglobal_store_dword v3, v2, s[6:7] offset:2")
+    assert "stores to the byte at" in str(e.value)
+
+
 def test_scalar_stores_race_too():
     body = "v_readfirstlane_b32 s9, v2\ns_store_dword s9, s[6:7], 0x10\ns_waitcnt lgkmcnt(0)"
     with pytest.raises(EmulationError) as e:

@@ -3,7 +3,8 @@
 The emulator runs workgroups one after another, so two workgroups that touch the same global bytes
 without atomics get a deterministic answer here while the hardware's depends on scheduling. Per
 allocation and per launch this records who touched each cell (a dword; a byte once the allocation
-sees any sub-dword access, so neighbouring workgroups may legally share a dword byte by byte):
+sees any sub-dword or misaligned access, so neighbouring workgroups may legally share a dword byte by
+byte, as a 16-bit matrix with an odd leading dimension stored two elements at a time does):
 
 * ``owner``: the workgroup whose plain store wrote the cell (>= 0), ``-2 - wg`` for an atomic by one
   workgroup, ``SEVERAL`` for atomics by more than one, -1 untouched;
@@ -72,13 +73,12 @@ class _Cells:
 
     def cells(self, a, off, nbytes) -> np.ndarray:
         """The cell indices an access of ``nbytes`` at each byte offset touches (repeats are harmless)."""
-        if nbytes < 4 and self.gran == 4:
+        if self.gran == 4 and (nbytes < 4 or (off & 3).any()):
+            # a misaligned dword covers parts of two dwords: its neighbours' bytes are not its own
             self.to_bytes(a)
         if self.gran == 1:
             return (off.reshape(-1, 1) + np.arange(nbytes)).ravel()
-        if not (off & 3).any():
-            return (off >> 2).ravel() if nbytes == 4 else ((off.reshape(-1, 1) + np.arange(0, nbytes, 4)) >> 2).ravel()
-        return ((off.reshape(-1, 1) + np.arange(nbytes)) >> 2).ravel()
+        return (off >> 2).ravel() if nbytes == 4 else ((off.reshape(-1, 1) + np.arange(0, nbytes, 4)) >> 2).ravel()
 
     def to_bytes(self, a) -> None:
         n = len(a.data)
@@ -141,7 +141,7 @@ class GlobalRaces:
     def load(self, a, off, nbytes) -> None:
         """A plain load of ``nbytes`` (1, 2 or 4; wider loads come dword by dword) at each byte offset."""
         st = self._cells(a)
-        if nbytes < 4 and st.gran == 4:
+        if st.gran == 4 and (nbytes < 4 or (off & 3).any()):
             st.to_bytes(a)
         if st.owner is not None:
             cells = st.cells(a, off, nbytes)
