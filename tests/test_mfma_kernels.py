@@ -5,7 +5,8 @@ poisoned and C all NaN when beta is 0.
 Randomized differential test: MFMA parameter sets drawn from the shapes the writer builds (both the
 4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead 0/1/2,
 PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU, LDS layouts: TransposeLDS,
-UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B, StoreRemapVectorWidth), architectures with matrix
+UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B, StoreRemapVectorWidth,
+SourceSwap, MIArchVgpr), architectures with matrix
 cores, edge sizes (1, primes, non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
 with seed ``SEED``; ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
 ``tensile-asm verify`` command.
@@ -141,6 +142,14 @@ def draw_case(rng: random.Random, largest: int) -> dict:
     if remaps and not mt0 & (mt0 - 1) and (gsu == 1 or params["GlobalSplitUAlgorithm"] == "MultipleBuffer") \
             and rng.random() < 0.4:
         params["StoreRemapVectorWidth"] = rng.choice(remaps)
+    # SourceSwap (not with StoreRemapVectorWidth; VectorWidth must divide MIWaveTile[0]); MIArchVgpr from gfx90a on,
+    # where the accumulators leave the loop its VGPRs
+    vw = params["VectorWidth"] if params["VectorWidth"] > 0 else (2 if TYPE_BYTES[types[0]] == 2 else 1)
+    if "StoreRemapVectorWidth" not in params and wave_tile[0] % vw == 0 and rng.random() < 0.4:
+        params["SourceSwap"] = True
+    acc_regs = wave_tile[0] * wave_tile[1] * m * n // 64 * (2 if types == "DDD" else 1)
+    if case["arch"] != "gfx908" and acc_regs <= 64 and rng.random() < 0.3:   # room left for the loop's VGPRs
+        params["MIArchVgpr"] = True
     return case
 
 
@@ -236,8 +245,7 @@ def test_bf16_1k_shapes_are_mfma_shapes():
 
 @pytest.mark.parametrize("extra,arch,reason", [
     ({"LocalSplitU": 2, "WorkGroup": [32, 8, 2]}, "gfx90a", "LocalSplitU > 1 with MFMA is not implemented"),
-    ({"SourceSwap": True}, "gfx90a", "SourceSwap"),
-    ({"MIArchVgpr": True}, "gfx90a", "MIArchVgpr"),
+    ({"MIArchVgpr": True}, "gfx908", "MIArchVgpr is not supported by gfx908"),
     ({}, "gfx906", "gfx906 has no matrix cores"),
     ({"MatrixInstruction": [32, 32, 1, 2]}, "gfx90a", "several blocks (B > 1)"),
 ])
@@ -365,3 +373,25 @@ def test_store_remap_automatic_width_and_lds():
     swapped = make(problem("SSS"), {"MatrixInstruction": [32, 32, 2, 1, 1, 2, 2, 2, 2], "DepthU": 16,
                                     "StoreRemapVectorWidth": -1, "SourceSwap": True})
     assert swapped.valid and swapped.params["StoreRemapVectorWidth"] == 0
+
+
+@pytest.mark.parametrize("arch,types,mi,extra", [
+    ("gfx90a", "SSS", [32, 32, 2, 1, 1, 2, 2, 2, 2], {"SourceSwap": True}),
+    ("gfx942", "HHS", [16, 16, 16, 1, 1, 4, 2, 2, 2], {"SourceSwap": True, "VectorWidth": 2, "VectorWidthB": 2,
+                                                       "MIArchVgpr": True}),
+    ("gfx908", "BBS", [32, 32, 4, 1, 1, 2, 1, 2, 2], {"SourceSwap": True, "VectorWidth": 2}),
+    ("gfx90a", "DDD", [16, 16, 4, 1, 1, 2, 2, 2, 2], {"MIArchVgpr": True, "VectorWidth": 2}),
+])
+def test_source_swap_and_arch_vgpr_accumulators(arch, types, mi, extra):
+    """SourceSwap: B is the MFMA's first operand (the output comes transposed, lanes along C's rows);
+    MIArchVgpr: the MFMAs accumulate in arch VGPRs, no AGPR is used and the store reads them in place."""
+    params = {"MatrixInstruction": mi, "DepthU": 16, "PrefetchGlobalRead": 1, "GlobalReadVectorWidth": 1, **extra}
+    co, contract, kernel = built(arch, problem(types, False, True), params)
+    mfma = next(line.split() for line in kernel.text().splitlines() if line.strip().startswith("v_mfma"))
+    if extra.get("MIArchVgpr"):
+        assert kernel.resources.agprs == 0 and mfma[1].startswith("v[") and "v_accvgpr_read" not in kernel.text()
+    else:
+        assert mfma[1].startswith("a[")
+    for beta, sizes in ((0.0, [Size(37, 29, 19, 2)]), (0.25, [Size(1, 1, 1, 1), Size(131, 67, 33, 1)])):
+        results = verify_sizes(co, contract, sizes, -0.5, beta, 5, EmulatedRuntime())
+        assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]

@@ -10,7 +10,9 @@ neighbouring outputs interleave row by row (``MfmaPlan.tile_offset``, Tensile's 
 MFMA per output, all reading A's values of output row t0 and B's of output column t1
 (mfma_local_read.py loads them; mfma_store.py maps the accumulators to C).
 
-Accumulators live in AGPRs: output (t0, t1) in the ``d_regs`` registers starting at
+With SourceSwap the MFMA takes B's values first and A's second (Tensile's Components/MFMA.py), so it
+computes the output transposed: the lanes run along the rows of C (mfma_store.py). Accumulators live in
+AGPRs (arch VGPRs with MIArchVgpr, gfx90a on): output (t0, t1) in the ``d_regs`` registers starting at
 (t0 + t1*MIWaveTile[0]) * d_regs. The instruction, its blocks and its register counts come from the isa
 tables (isa/mfma_shapes.py); the wait states between MFMAs and the reads of their results come from the
 hazard pass, the waits for the LDS reads from the waitcnt pass.
@@ -87,8 +89,9 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
                 f"VectorWidthB {g.vector_width_b}")
     checks = (
         (g.local_split_u > 1, "LocalSplitU > 1 with MFMA is not implemented"),
-        (bool(params.get("SourceSwap")), "SourceSwap (MFMA operands swapped) is not implemented"),
-        (bool(params.get("MIArchVgpr")), "MIArchVgpr (MFMA accumulators in arch VGPRs) is not implemented"),
+        # Tensile rejects it there too (HasMFMA_vgpr): gfx908's MFMAs write AGPRs only
+        (g.mi_arch_vgpr and not arch.vgpr.get("unified"),
+         f"MIArchVgpr is not supported by {arch.name}: its MFMAs write AGPRs only"),
     )
     for failed, why in checks:
         if failed:
@@ -108,7 +111,9 @@ def plan(ctx: KernelContext) -> MfmaPlan:
 
 
 def accumulators(ctx: KernelContext, p: MfmaPlan) -> VReg:
-    return VReg("a", p.outputs * p.shape.d_regs, "MfmaAcc", align=ctx.arch.vgpr["tuple_alignment"])
+    """AGPRs, or arch VGPRs with MIArchVgpr (gfx90a on)."""
+    kind = "v" if ctx.geometry.mi_arch_vgpr else "a"
+    return VReg(kind, p.outputs * p.shape.d_regs, "MfmaAcc", align=ctx.arch.vgpr["tuple_alignment"])
 
 
 def output_acc(p: MfmaPlan, acc: VReg, t0: int, t1: int) -> VReg:
@@ -118,8 +123,9 @@ def output_acc(p: MfmaPlan, acc: VReg, t0: int, t1: int) -> VReg:
 
 def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     m = Module("zero the MFMA accumulators")
+    op = "v_mov_b32" if acc.kind == "v" else "v_accvgpr_write_b32"
     for r in range(acc.count):
-        m.add(ctx.inst("v_accvgpr_write_b32", acc[r], 0))
+        m.add(ctx.inst(op, acc[r], 0))
     return m
 
 
@@ -156,9 +162,11 @@ def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values
         pack_a, values_a = pack16(ctx, p, values_a, wt0, "MfmaPackedA")
         pack_b, values_b = pack16(ctx, p, values_b, wt1, "MfmaPackedB")
         m.add(pack_a, pack_b)
+    swap = ctx.geometry.source_swap
     for t1 in range(wt1):
         for t0 in range(wt0):
             out = output_acc(p, acc, t0, t1)
-            m.add(ctx.inst(s.opcode, out, values_a.slice(t0 * s.a_regs, s.a_regs),
-                           values_b.slice(t1 * s.a_regs, s.a_regs), out))
+            a, b = values_a.slice(t0 * s.a_regs, s.a_regs), values_b.slice(t1 * s.a_regs, s.a_regs)
+            # SourceSwap: B first, so the MFMA computes the output transposed (mfma_store.py)
+            m.add(ctx.inst(s.opcode, out, *((b, a) if swap else (a, b)), out))
     return m

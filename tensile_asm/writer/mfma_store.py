@@ -8,9 +8,12 @@ Calculator, as emulator/matrix/mfma.py has it) holds element
 
 of the output; f64 results (16x16x4f64): row i = 4*(r/2) + l / 16 for register pair r/2. Row i of
 output t0 of wave w0 is row w0*M*VW + i*VW + tile_offset(t0) of the macro tile, column j of output t1 of
-wave w1 is column w1*N*VWB + j*VWB + tile_offset(t1) (writer/mfma.py, MfmaPlan.tile_offset). Each output's registers of one column are read from the AGPRs into
-VGPRs (``v_accvgpr_read_b32``) just before they are stored; the hazard pass puts the wait states the
-rules ask for between the last MFMA and those reads.
+wave w1 is column w1*N*VWB + j*VWB + tile_offset(t1) (writer/mfma.py, MfmaPlan.tile_offset). With
+SourceSwap the MFMA computes the output transposed: register r of lane l holds row i = l % M and
+column j = the formula's i. Each column's registers are read from the AGPRs into VGPRs
+(``v_accvgpr_read_b32``) just before they are stored (with MIArchVgpr the store reads the accumulators
+in place); the hazard pass puts the wait states the rules ask for between the last MFMA and those
+reads. With StoreRemapVectorWidth the elements go to D through LDS (store_remap.py).
 """
 
 from __future__ import annotations
@@ -33,39 +36,73 @@ def _row_in_output(p: MfmaPlan, item: int) -> tuple[int, int]:
     return item % 4 + (256 // s.n) * (item // 4), 4
 
 
+def _copy(ctx: KernelContext, count: int) -> VReg:
+    """The VGPRs a column's values are read into from the AGPRs, one set reused column after column (the
+    allocator keeps a register live from its first to its last use: one set per column would hold them all)."""
+    r = ctx.geometry.acc_regs
+    return VReg("v", count * r, "StoreAccCopy", align=ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1)
+
+
+def _values(ctx: KernelContext, p: MfmaPlan, acc: VReg, parts: list, copy: VReg):
+    """The values of ``parts`` ((output t0, t1, accumulator element), in store order) and the module that
+    puts them in VGPRs: read from the AGPRs into ``copy`` just before the store, or the accumulators
+    themselves with MIArchVgpr (then None)."""
+    r = ctx.geometry.acc_regs
+    if acc.kind == "v":
+        return [output_acc(p, acc, t0, t1).sub(i * r, r) for t0, t1, i in parts], None
+
+    def load():
+        return Module("accumulators to VGPRs").add(
+            [ctx.inst("v_accvgpr_read_b32", copy[k * r + j], output_acc(p, acc, t0, t1)[i * r + j])
+             for k, (t0, t1, i) in enumerate(parts) for j in range(r)])
+    return [copy.slice(k * r, r) for k in range(len(parts))], load
+
+
 def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) -> tuple[Module, list]:
     g, s = ctx.geometry, p.shape
-    r = g.acc_regs
-    items = s.d_regs // r                      # accumulator elements per output and lane
+    items = s.d_regs // g.acc_regs             # accumulator elements per output and lane
     wt0, wt1 = p.wave_tile
     wg0, wg1 = p.wave_group
     wave_shift = ctx.arch.wavefront_size.bit_length() - 1
     lane_div = 16 if s.out_type == "f64" else s.n
+    swap = g.source_swap
     m = Module("MFMA store: rows and columns of the accumulators")
     lane, wave, tmp = ctx.vgpr("StoreLane"), ctx.vgpr("StoreWave"), ctx.vgpr("StoreTmp")
     row0, col0 = ctx.vgpr("StoreRowBase"), ctx.vgpr("StoreColBase")
     base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
     mult = _row_in_output(p, 0)[1]
     vw0, vw1 = p.vector_width
+    # the lane's part of an output: its row (column with SourceSwap) block multiplier*(lane / N), and its
+    # column (row with SourceSwap) lane % N; M == N for the one-block shapes
+    if swap:
+        row_lane = [ctx.inst("v_and_b32", tmp, s.m - 1, lane),
+                    ctx.inst("v_lshlrev_b32", tmp, vw0.bit_length() - 1, tmp) if vw0 > 1 else None]
+        col_lane = [ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
+                    ctx.inst("v_mul_u32_u24", tmp, mult * vw1, tmp)]
+    else:
+        row_lane = [ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
+                    ctx.inst("v_mul_u32_u24", tmp, mult * vw0, tmp)]
+        col_lane = [ctx.inst("v_and_b32", tmp, s.n - 1, lane),
+                    ctx.inst("v_lshlrev_b32", tmp, vw1.bit_length() - 1, tmp) if vw1 > 1 else None]
     m.add(ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0),
           ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1),
           ctx.inst("v_and_b32", lane, ctx.arch.wavefront_size - 1, regs.serial),
           ctx.inst("v_lshrrev_b32", wave, wave_shift, regs.serial),
-          # row base: tile0*MT0 + w0*M*VW + VW*multiplier*(lane / N)
+          # row base: tile0*MT0 + w0*M*VW + the lane's row
           ctx.inst("v_and_b32", tmp, wg0 - 1, wave),
           ctx.inst("v_mul_u32_u24", row0, p.wave_stride(0), tmp),
-          ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
-          ctx.inst("v_mul_u32_u24", tmp, mult * vw0, tmp),
+          *row_lane,
           ctx.inst("v_add_u32", row0, row0, tmp),
           ctx.inst("v_add_u32", row0, base0, row0),
-          # column base: tile1*MT1 + w1*N*VWB + (lane % N)*VWB
+          # column base: tile1*MT1 + w1*N*VWB + the lane's column
           ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
           ctx.inst("v_and_b32", tmp, wg1 - 1, tmp),
           ctx.inst("v_mul_u32_u24", col0, p.wave_stride(1), tmp),
-          ctx.inst("v_and_b32", tmp, s.n - 1, lane),
-          ctx.inst("v_lshlrev_b32", tmp, vw1.bit_length() - 1, tmp) if vw1 > 1 else None,
+          *col_lane,
           ctx.inst("v_add_u32", col0, col0, tmp),
           ctx.inst("v_add_u32", col0, base1, col0))
+    if swap:
+        return m, _swapped_columns(ctx, regs, acc, p, m, row0, col0)
     rows = VReg("v", wt0 * items, "StoreRowOffset")
     for t0 in range(wt0):
         for item in range(items):
@@ -77,27 +114,44 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
     if g.store_remap:
         remap_mod, remap = _remap(ctx, regs, p, lane, wave, tmp)
         m.add(remap_mod)
-    # one VGPR copy of an output's accumulators, reused column after column
-    copy = VReg("v", s.d_regs, "StoreAccCopy", align=ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1)
-    cols = []
+    cols, copy = [], _copy(ctx, items)
     for t1 in range(wt1):
         col = ctx.vgpr(f"StoreCol{t1}")
         delta = p.tile_offset(1, t1)
         m.add(ctx.inst("v_add_u32", col, delta, col0) if delta else ctx.inst("v_mov_b32", col, col0))
         for t0 in range(wt0):
-            out = output_acc(p, acc, t0, t1)
-
-            def load(out=out):
-                return Module("accumulators to VGPRs").add(
-                    [ctx.inst("v_accvgpr_read_b32", copy[i], out[i]) for i in range(s.d_regs)])
-
+            values, load = _values(ctx, p, acc, [(t0, t1, i) for i in range(items)], copy)
             lds = None
             if remap is not None:   # element offsets in the block: t0's rows, then the item's
                 lds = [p.tile_offset(0, t0) + _row_in_output(p, i)[0] for i in range(items)]
-            cols.append(Column([copy.slice(i * r, r) for i in range(items)],
-                               [rows[t0 * items + i] for i in range(items)], col, load,
+            cols.append(Column(values, [rows[t0 * items + i] for i in range(items)], col, load,
                                remap=remap, lds_offsets=lds, block=t1))
     return m, cols
+
+
+def _swapped_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan, m: Module,
+                     row0: VReg, col0: VReg) -> list:
+    """SourceSwap: element ``item`` of output (t0, t1) is row row0 + tile_offset(t0) and column
+    col0 + VWB*constant(item) + tile_offset(t1), so a column holds that element of each t0 (with
+    VectorWidth > 1, VW consecutive rows)."""
+    s = p.shape
+    items = s.d_regs // ctx.geometry.acc_regs
+    wt0, wt1 = p.wave_tile
+    rows = VReg("v", wt0, "StoreRowOffset")
+    for t0 in range(wt0):
+        row = ctx.vgpr("StoreRow")
+        delta = p.tile_offset(0, t0)
+        m.add(ctx.inst("v_add_u32", row, delta, row0) if delta else ctx.inst("v_mov_b32", row, row0),
+              masked_row_offset(ctx, regs, rows[t0], row))
+    cols, copy = [], _copy(ctx, wt0)
+    for t1 in range(wt1):
+        for item in range(items):
+            col = ctx.vgpr(f"StoreCol{t1}_{item}")
+            delta = p.tile_offset(1, t1) + p.vector_width[1] * _row_in_output(p, item)[0]
+            m.add(ctx.inst("v_add_u32", col, delta, col0) if delta else ctx.inst("v_mov_b32", col, col0))
+            values, load = _values(ctx, p, acc, [(t0, t1, item) for t0 in range(wt0)], copy)
+            cols.append(Column(values, [rows[t0] for t0 in range(wt0)], col, load))
+    return cols
 
 
 def _remap(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan, lane: VReg, wave: VReg, tmp: VReg):
