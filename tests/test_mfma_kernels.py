@@ -338,7 +338,8 @@ def test_store_remap_vector_width(arch, types, mi, srvw, extra):
     """StoreRemapVectorWidth: C through LDS, then SRVW-element vector stores where the tile is whole along M
     and element stores at the edge (odd leading dimensions: 16-bit vectors straddle dwords), beta 0 and not,
     GlobalSplitU MultipleBuffer's workspace; the vector reads and stores are in the kernel."""
-    params = {"MatrixInstruction": mi, "DepthU": 16, "PrefetchGlobalRead": 1, "StoreRemapVectorWidth": srvw, **extra}
+    params = {"MatrixInstruction": mi, "DepthU": 16, "PrefetchGlobalRead": 1, "StoreRemapVectorWidth": srvw,
+              "GlobalReadVectorWidth": 1, **extra}
     co, contract, kernel = built(arch, problem(types, True, False), params)
     vec = srvw * (4 if extra else TYPE_BYTES[types[1]])
     text = kernel.text()
