@@ -96,6 +96,8 @@ def solutions(draw, fractional: bool = False):
     while du > du_min and ((mt0 + mt1) * du * 4 * (1 + pgr) > 48 * 1024 or (mt0 + mt1) * du // (nt * g) > 24):
         du //= 2
     assume(du <= 64)
+    if du % 2 == 0 and draw(st.sampled_from((False, False, True))):
+        du = du * 3 // 2        # DepthU not a power of two (12, 24, 48 as rocBLAS's logic); invalid draws are dropped
     params = {
         "WorkGroup": [wg0, wg1, lsu], "ThreadTile": [tt0, tt1], "DepthU": du,
         "VectorWidth": draw(st.sampled_from((vw, -1))) if vw == _auto_vw(tt0, tt1) else vw,
@@ -110,6 +112,7 @@ def solutions(draw, fractional: bool = False):
         # work-groups loop over tiles (the emulated device has 1 CU, so a grid of P or fewer work-groups)
         "PersistentKernel": draw(st.sampled_from((0, 0, 0, 2, -1))),
         "PersistentKernelAlongBatch": draw(st.booleans()),
+        "InnerUnroll": draw(st.sampled_from((1, 1, 1, 2))),
     }
     if fractional:
         params["FractionalLoad"] = draw(st.sampled_from((0, 1)))

@@ -52,6 +52,7 @@ class Derived:
     glvw_b: int = 1
     loop_unroll: int = 0  # DepthU / LocalSplitU / InnerUnroll
     loop_iters: int = 0  # LoopUnroll (VALU) or LoopUnroll / MatrixInstK (MFMA)
+    inner_unroll: int = 1  # InnerUnroll: K values one LoopUnroll step reads and computes
     num_loads_a: int = 0  # vector loads per thread for A's tile
     num_loads_b: int = 0
     num_loads_coalesced_a: int = 0
@@ -426,7 +427,7 @@ class _Deriver(LayoutMixin):
         lu = du // lsu // p["InnerUnroll"]
         iters = lu // k["MatrixInstK"] if self.mfma else lu
         k.update(LoopUnroll=lu, LoopIters=iters, _DepthULds=du // p["DepthULdsDivisor"])
-        self.out.update(loop_unroll=lu, loop_iters=iters)
+        self.out.update(loop_unroll=lu, loop_iters=iters, inner_unroll=p["InnerUnroll"])
         if not self.mfma and lu < 2:
             self.reject(f"LoopUnroll {lu} (DepthU {du} / LocalSplitU {lsu} / InnerUnroll {p['InnerUnroll']}) "
                         f"is less than 2")

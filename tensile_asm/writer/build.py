@@ -34,7 +34,6 @@ FEATURE_LIMITS = (
     ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
     ("WorkGroupMapping", {0, 1, 2, 4, 8, 16, 32, 64}, "WorkGroupMapping must be 1 or a positive power of two in this writer"),
     ("StaggerUMapping", {0}, "StaggerUMapping other than 0 is not implemented"),
-    ("InnerUnroll", {1}, "InnerUnroll > 1 is not implemented"),
     ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
     ("StreamK", {0}, "StreamK is not implemented"),
     ("DirectToLdsA", {0}, "DirectToLds is not implemented"),

@@ -188,8 +188,10 @@ class Geometry:
 
     @property
     def loop_unroll(self) -> int:
-        """K values one LocalSplitU group handles per unrolled iteration."""
-        return self.derived.loop_unroll
+        """K values one LocalSplitU group handles per unrolled iteration: DepthU / LocalSplitU (Tensile's
+        LoopUnroll steps of InnerUnroll K values each; the VALU writer computes them as consecutive steps,
+        K in the same ascending order)."""
+        return self.derived.loop_unroll * self.derived.inner_unroll
 
     @property
     def tlu_a(self) -> bool:

@@ -109,6 +109,7 @@ class _Parts:
     b2: global_read.OperandTile | None = None
     stagger: stagger.StaggerState | None = None
     tail_fix: dict | None = None    # operand -> SGPR: bytes the offsets move before the tail loop
+    chunks: object = None           # SGPR: K / DepthU
 
 
 def _mac_steps(p: _Parts, buffer: int) -> Module:
@@ -248,7 +249,7 @@ def _tail(p: _Parts, k_size) -> Module:
     if g.global_split_u > 1:
         m.add(ctx.inst("s_cmp_lg_u32", p.regs.gsu_index, 0, comment="GlobalSplitU slice 0 sums the tail"),
               ctx.inst("s_cbranch_scc1", tail_end))
-    m.add(ctx.inst("s_and_b32", k_rem, k_size, g.depth_u - 1, comment="K % DepthU"),
+    m.add(_k_remainder(ctx, k_rem, k_size, p.chunks),
           ctx.inst("s_cmp_eq_u32", k_rem, 0),
           ctx.inst("s_cbranch_scc1", tail_end))
     if p.tail_fix is not None:
@@ -299,6 +300,41 @@ def _tail_position(p: _Parts, chunks, counter) -> Module:
         m.add(ctx.inst("s_mul_i32", fix, end, op.chunk_bytes))
         p.tail_fix[op.name] = fix
     return m
+
+
+def _k_chunks(ctx: KernelContext, chunks, k_size) -> Module:
+    """chunks = K / DepthU for every 32-bit K: a shift by DepthU's power of two, then (DepthU not a power
+    of two) unsigned division of the shifted K by the odd part with Hacker's Delight's magicu
+    (``gemm.arguments.magic_number_alg2``): q = mulhi(x, M) >> s, or with the add indicator
+    q = (((x - mulhi(x, M)) >> 1) + mulhi(x, M)) >> (s - 1)."""
+    from tensile_asm.gemm.arguments import magic_number_alg2
+    du = ctx.geometry.depth_u
+    two = (du & -du).bit_length() - 1
+    odd = du >> two
+    m = Module(f"K / DepthU={du}").add(ctx.inst("s_lshr_b32", chunks, k_size, two) if two else
+                                       ctx.inst("s_mov_b32", chunks, k_size))
+    if odd == 1:
+        return m
+    magic, shift = magic_number_alg2(odd)
+    add, shift = shift >> 31, shift & 0x7FFFFFFF
+    if not add:
+        return m.add(ctx.inst("s_mul_hi_u32", chunks, chunks, magic),
+                     ctx.inst("s_lshr_b32", chunks, chunks, shift) if shift else None)
+    high = ctx.sgpr("DepthUMulHi")
+    return m.add(ctx.inst("s_mul_hi_u32", high, chunks, magic),
+                 ctx.inst("s_sub_u32", chunks, chunks, high),
+                 ctx.inst("s_lshr_b32", chunks, chunks, 1),
+                 ctx.inst("s_add_u32", chunks, chunks, high),
+                 ctx.inst("s_lshr_b32", chunks, chunks, shift - 1) if shift > 1 else None)
+
+
+def _k_remainder(ctx: KernelContext, k_rem, k_size, chunks) -> Module:
+    """k_rem = K % DepthU (K - chunks * DepthU)."""
+    du = ctx.geometry.depth_u
+    if du & (du - 1) == 0:
+        return Module("K % DepthU").add(ctx.inst("s_and_b32", k_rem, k_size, du - 1))
+    return Module("K % DepthU").add(ctx.inst("s_mul_i32", k_rem, chunks, du),
+                                    ctx.inst("s_sub_u32", k_rem, k_size, k_rem))
 
 
 def _magic_divide(ctx: KernelContext, quotient, dividend, magic, shift_abit, tmp) -> Module:
@@ -380,8 +416,8 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     parts = _Parts(ctx, regs, a, b, acc, lr_state, math)
     k_size, counter = regs.arg("SizesSum0"), ctx.sgpr("LoopCounterL")
     chunks = ctx.sgpr("NumChunksL")
-    body.add(ctx.inst("s_lshr_b32", chunks, k_size, g.depth_u.bit_length() - 1, comment=f"K / DepthU={g.depth_u}"),
-             _split_k(parts, chunks, counter))
+    parts.chunks = chunks
+    body.add(_k_chunks(ctx, chunks, k_size), _split_k(parts, chunks, counter))
     if g.stagger_u > 1:
         stagger_mod, parts.stagger = stagger.setup(ctx, regs, [a, b], counter)
         body.add(stagger_mod)

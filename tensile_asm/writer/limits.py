@@ -19,8 +19,12 @@ def fractional(g: Geometry, op: str) -> bool:
 
 def geometry_reason(g: Geometry) -> str | None:
     """Shapes the writer's thread-to-data assignments cannot cover, with the reason."""
-    if g.depth_u & (g.depth_u - 1):
-        return f"DepthU={g.depth_u}: the writer needs a power of two"
+    iu = g.derived.inner_unroll
+    if iu > 1 and g.is_mfma:
+        return f"InnerUnroll={iu} with MFMA is not implemented"
+    if g.depth_u % (g.local_split_u * iu):
+        return (f"DepthU={g.depth_u} is not a multiple of LocalSplitU {g.local_split_u} x InnerUnroll {iu} "
+                f"(Tensile's LoopUnroll would drop K values)")
     if g.stagger_u & (g.stagger_u - 1):
         return f"StaggerU={g.stagger_u}: the writer needs 0 or a power of two"
     for op, mt, tlu in (("A", g.mt0, g.tlu_a), ("B", g.mt1, g.tlu_b)):
