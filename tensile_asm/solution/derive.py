@@ -53,6 +53,7 @@ class Derived:
     loop_unroll: int = 0  # DepthU / LocalSplitU / InnerUnroll
     loop_iters: int = 0  # LoopUnroll (VALU) or LoopUnroll / MatrixInstK (MFMA)
     inner_unroll: int = 1  # InnerUnroll: K values one LoopUnroll step reads and computes
+    fused_mac: bool = True  # MACInstruction FMA (one rounding); MAD/MAC: v_mac_f32, the product rounded first
     num_loads_a: int = 0  # vector loads per thread for A's tile
     num_loads_b: int = 0
     num_loads_coalesced_a: int = 0
@@ -368,7 +369,7 @@ class _Deriver(LayoutMixin):
         if p["PersistentKernelAlongBatch"] and (not p["PersistentKernel"] or
                                                 (p["KernelLanguage"] == "Source" and p["GlobalSplitU"] != 1)):
             p["PersistentKernelAlongBatch"] = False
-        self.out.update(persistent_kernel=int(p["PersistentKernel"]),
+        self.out.update(fused_mac=p["MACInstruction"] in ("FMA", ""), persistent_kernel=int(p["PersistentKernel"]),
                         persistent_kernel_along_batch=bool(p["PersistentKernelAlongBatch"]))
         self.out.update(buffer_load=self.buffer_load, buffer_store=bool(p["BufferStore"]),
                         prefetch_global_read=int(p["PrefetchGlobalRead"]),

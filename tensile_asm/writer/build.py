@@ -15,6 +15,7 @@ from pathlib import Path
 from tensile_asm import toolchain
 from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import Arch
+from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.kernel_cache import CacheEntry, KernelPart
 from tensile_asm.solution.derive import VALID_MT_SIDES
 from tensile_asm.source import build as source_build
@@ -44,7 +45,6 @@ FEATURE_LIMITS = (
     ("WaveSeparateGlobalReadA", {0}, "WaveSeparateGlobalRead is not implemented"),
     ("WaveSeparateGlobalReadB", {0}, "WaveSeparateGlobalRead is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
-    ("MACInstruction", {"FMA", ""}, "MACInstruction MAD (unfused multiply-add) is not implemented"),
 )
 
 
@@ -143,6 +143,9 @@ def supports(solution, arch: Arch) -> str | None:
         if name in params and _value(params[name]) not in accepted:
             return f"{name}={params[name]}: {why}"
     d = solution.derived
+    if not d.fused_mac and not InstructionSet(arch).encoding("v_mac_f32"):
+        # Tensile raises too ("MAC instruction specified but not supported")
+        return f"MACInstruction={params['MACInstruction']}: {arch.name} has no v_mac_f32 (unfused); use FMA"
     if d.mt0 not in VALID_MT_SIDES or d.mt1 not in VALID_MT_SIDES:
         # logic files may hold such tiles (Tensile checks its side list only in tuning configs)
         return (f"MacroTile {d.mt0}x{d.mt1}: the writer builds Tensile's tuning tile sides only (powers of two up "

@@ -3,6 +3,8 @@
 Accumulator element (i, j) of the thread tile lives in ValuC[i + j*ThreadTile0], Tensile's order.
 Architectures with ``v_fmac_f32`` (VOP2, two sources and an accumulator) use it; the others use the
 three-source VOP3 ``v_fma_f32`` with the accumulator as both addend and destination: same rounding.
+MACInstruction MAD (``MAC`` in older logic files) is Tensile's ``v_mac_f32``: the product is rounded to
+fp32 before the add (unfused), in the fp32 MACs and the store's beta*C (Tensile's ``_v_mac_f32`` macro).
 """
 
 from __future__ import annotations
@@ -31,10 +33,18 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     return m
 
 
-def fma(ctx: KernelContext, acc, a, b):
-    """acc += a * b with one rounding, in the form the architecture has (fp64 when acc is a pair)."""
+def unfused(ctx: KernelContext) -> bool:
+    """MACInstruction MAD: the kernel's fp32 multiply-adds are v_mac_f32 (product rounded, then the sum)."""
+    return ctx.geometry is not None and not ctx.geometry.derived.fused_mac
+
+
+def fma(ctx: KernelContext, acc, a, b, fused: bool = True):
+    """acc += a * b with one rounding, in the form the architecture has (fp64 when acc is a pair); not
+    ``fused``: fp32 ``v_mac_f32``, rounding the product first (MACInstruction MAD)."""
     if acc.count == 2:
         return ctx.inst("v_fma_f64", acc, a, b, acc)
+    if not fused:
+        return ctx.inst("v_mac_f32", acc, a, b)
     if ctx.arch.instructions.get("fmac_f32"):
         return ctx.inst("v_fmac_f32", acc, a, b)
     return ctx.inst("v_fma_f32", acc, a, b, acc)
@@ -44,7 +54,8 @@ def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int =
     g = ctx.geometry
     a, b = state.values_a[regset], state.values_b[regset]
     m = Module(f"MAC {g.tt0}x{g.tt1}")
+    fused = not unfused(ctx)
     for j in range(g.tt1):
         for i in range(g.tt0):
-            m.add(fma(ctx, element(ctx, acc, i + j * g.tt0), element(ctx, a, i), element(ctx, b, j)))
+            m.add(fma(ctx, element(ctx, acc, i + j * g.tt0), element(ctx, a, i), element(ctx, b, j), fused))
     return m

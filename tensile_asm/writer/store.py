@@ -22,7 +22,7 @@ from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.batch_address import batch_base, branch_if_zero
-from tensile_asm.writer.mac import element, fma
+from tensile_asm.writer.mac import element, fma, unfused
 from tensile_asm.writer.prologue import EntryRegisters
 
 
@@ -191,7 +191,8 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
         for i in range(n):
             m.add(memory_op(ctx, LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c))
         for i, v in enumerate(col.values):
-            m.add(widen_c(ctx, c_values.slice(i * r, r)), fma(ctx, v, scalars.beta, c_values.slice(i * r, r)))
+            m.add(widen_c(ctx, c_values.slice(i * r, r)),
+                  fma(ctx, v, scalars.beta, c_values.slice(i * r, r), fused=not unfused(ctx)))
     for i, v in enumerate(col.values):
         if atomic and ctx.arch.instructions.get("atomic_add_f32"):
             m.add(ctx.inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))

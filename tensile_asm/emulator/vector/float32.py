@@ -5,7 +5,9 @@ numpy's float32 add/mul/div are IEEE round-to-nearest-even, as the hardware's. `
 once more, and a second rounding to fp32 can only go wrong when the fp64 sum lands exactly on an
 fp32 midpoint (or is tiny). Those cases are redone with round-to-odd (TwoSum residual, then the
 sticky bit), which makes the final fp32 rounding correct. ``v_mac_f32``/``v_mad_f32`` are the
-unfused multiply-add of gfx9 (product rounded to fp32 first).
+unfused multiply-add of gfx9 (product rounded to fp32 first), which never keeps denormals whatever the
+mode (LLVM selects them only without fp32 denormals; its FMAD_FTZ): denormal inputs, product and result
+are flushed to zero of their sign.
 """
 
 from __future__ import annotations
@@ -116,7 +118,13 @@ def _fma(ins, cx):
     denormals = not cx.flush_f32
     if fused:
         return lambda w: wr(w, fma_f32(a(w), b(w), c(w), denormals))
-    return lambda w: wr(w, _f32(_f32(a(w) * b(w)) + c(w)))
+    return lambda w: wr(w, _ftz(_f32(_ftz(_f32(_ftz(a(w)) * _ftz(b(w)))) + _ftz(c(w)))))
+
+
+def _ftz(x):
+    """fp32 denormals (nonzero, below the smallest normal) to zero of their sign."""
+    x = np.asarray(x, dtype=F32)
+    return np.where((np.abs(x) < _TINY) & (x != 0), np.copysign(F32(0), x), x).astype(F32)
 
 
 _SELECT3 = {
