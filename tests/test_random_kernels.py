@@ -1,6 +1,7 @@
 """Randomized differential testing: random valid solutions, architectures, sizes and scalars, each kernel
 built by the KernelWriter, assembled and linked by LLVM and run on the strict CPU emulator against the
-float64 numpy reference (``verify_sizes``: D poisoned with NaN, C all NaN when beta is 0).
+float64 numpy reference (``verify_sizes``: D poisoned with NaN, C all NaN when beta is 0); Int8x4 (4xi8II)
+draws against the exact int32 reference.
 
 Draws are *constructed* to be valid (tile sides, DepthU and vector widths chosen to fit together); the few
 that still are not are dropped with ``assume`` on ``Solution.valid``, ``supports`` and, for registers (known
@@ -120,6 +121,8 @@ def solutions(draw, fractional: bool = False):
     problem = {"OperationType": "GEMM", "DataType": a, "DestDataType": c, "ComputeDataType": comp,
                "HighPrecisionAccumulate": half and comp == "s", "TransposeA": ta, "TransposeB": tb,
                "Batched": draw(st.booleans()), "UseBeta": draw(st.sampled_from((True, True, False)))}
+    if draw(st.sampled_from((False, False, False, True))):   # Int8x4 (4xi8II): 32-bit elements as fp32's
+        problem.update(DataType="4xi8", DestDataType="I", ComputeDataType="I", HighPrecisionAccumulate=True)
     return problem, params
 
 
@@ -154,8 +157,12 @@ def cases(draw, largest: int, fractional: bool = False):
     d = sol.derived
     size = Size(_side(draw, d.mt0, largest), _side(draw, d.mt1, largest), _side(draw, d.depth_u, largest),
                 draw(st.sampled_from((1, 1, 2, 3))))
-    alpha = draw(st.sampled_from((1.0, -0.75, 2.5, 0.5)))
-    beta = draw(st.sampled_from((0.0, 1.0, 0.5, -1.25, -0.0))) if problem["UseBeta"] else 0.0
+    if problem["DataType"] == "4xi8":     # int32 alpha/beta; large ones make alpha*AB + beta*C wrap
+        alpha = draw(st.sampled_from((1, -3, 123457, 2**30 + 1)))
+        beta = draw(st.sampled_from((0, 1, -70001))) if problem["UseBeta"] else 0
+    else:
+        alpha = draw(st.sampled_from((1.0, -0.75, 2.5, 0.5)))
+        beta = draw(st.sampled_from((0.0, 1.0, 0.5, -1.25, -0.0))) if problem["UseBeta"] else 0.0
     data_seed = draw(st.integers(0, 2 ** 20))
     if problem["Batched"] and d.global_split_u == 1 and not d.persistent_kernel and data_seed % 3 == 0:
         # a third of these batched problems pointer-array (_GB; not with GlobalSplitU or PersistentKernel):

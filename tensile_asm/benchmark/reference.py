@@ -25,9 +25,12 @@ import numpy as np
 
 EPS32 = 2.0 ** -24
 # per type: numpy storage, unit roundoff, poison bit pattern (quiet NaNs with a payload)
-STORAGE = {"S": np.float32, "D": np.float64, "H": np.float16, "B": np.uint16}
-ROUNDOFF = {"S": 2.0 ** -24, "D": 2.0 ** -53, "H": 2.0 ** -11, "B": 2.0 ** -8}
-POISON_BITS = {"S": 0x7FC0DEAD, "D": 0x7FF8DEADDEADDEAD, "H": 0x7E5D, "B": 0x7FDD}
+# 4xi8: four int8 values packed in 32 bits (Tensile's Int8x4; K counts packs); I: int32
+STORAGE = {"S": np.float32, "D": np.float64, "H": np.float16, "B": np.uint16, "4xi8": np.uint32, "I": np.int32}
+ROUNDOFF = {"S": 2.0 ** -24, "D": 2.0 ** -53, "H": 2.0 ** -11, "B": 2.0 ** -8, "4xi8": 0.0, "I": 0.0}
+POISON_BITS = {"S": 0x7FC0DEAD, "D": 0x7FF8DEADDEADDEAD, "H": 0x7E5D, "B": 0x7FDD, "4xi8": 0x7FC0DEAD,
+               "I": 0x7FC0DEAD}
+INTEGER_TYPES = ("4xi8", "I")
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -119,6 +122,12 @@ def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = Fa
             inst.arrays[t] = np.full(size, poison_bits(type_char)).view(STORAGE[type_char]) if type_char != "B" \
                 else np.full(size, poison_bits("B"), dtype=np.uint16)
         else:
+            if type_char == "4xi8":     # every int8 value, packed four to a word
+                inst.arrays[t] = rng.integers(-128, 128, (size, 4)).astype(np.int8).view(np.uint32).reshape(-1)
+                continue
+            if type_char == "I":        # all of int32 (alpha*AB + beta*C wraps, as the hardware's)
+                inst.arrays[t] = rng.integers(-2**31, 2**31, size).astype(np.int32)
+                continue
             mag = rng.uniform(0.25, 1.0, size)
             inst.arrays[t] = from_float(np.where(rng.random(size) < 0.5, -mag, mag), type_char)
     return inst
@@ -148,8 +157,28 @@ def gather_batches(inst: GemmInstance, t: str, buffers: list[np.ndarray], lead: 
     return flat, changed
 
 
+def _wrap32(x: np.ndarray) -> np.ndarray:
+    return ((x + 2**31) % 2**32 - 2**31).astype(np.int64)
+
+
+def integer_reference(inst: GemmInstance, alpha: int, beta: int) -> np.ndarray:
+    """Exact alpha*A@B + beta*C in int32 arithmetic (wrapping modulo 2^32 as the hardware's integer
+    multiply and add): Int8x4 A/B are K packs of four int8 values whose products all add up."""
+    def unpack(t):
+        v = np.ascontiguousarray(inst.view(t), dtype=np.uint32)
+        return v.view(np.int8).reshape(*v.shape, 4).astype(np.int64)   # little endian: byte q is value q
+    a, b = unpack("A"), unpack("B")
+    acc = _wrap32(np.einsum("bmkq,bknq->bmn", a, b))      # |products| < 2^14 each: exact in int64
+    d = _wrap32(_wrap32(int(alpha) * acc) + (_wrap32(int(beta) * inst.view("C").astype(np.int64)) if beta else 0))
+    return d
+
+
 def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """float64 alpha*A@B + beta*C, and the componentwise error scale for each element."""
+    """float64 alpha*A@B + beta*C, and the componentwise error scale for each element (integer types:
+    the exact int32 result, scale 1 and tolerance 0)."""
+    if inst.data_type in INTEGER_TYPES:
+        ref = integer_reference(inst, int(alpha), int(beta)).astype(np.float64)
+        return ref, np.ones_like(ref)
     a, b = to_float64(inst.view("A"), inst.data_type), to_float64(inst.view("B"), inst.data_type)
     ref = alpha * np.matmul(a, b)
     scale = abs(alpha) * np.matmul(np.abs(a), np.abs(b))
@@ -163,6 +192,8 @@ def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray
 def tolerance(k: int, data_type: str = "S", dest_type: str = "S", accumulate_type: str | None = None) -> float:
     """``accumulate_type`` H: the kernel sums in fp16 (Tensile's HB kernels without HighPrecisionAccumulate
     accumulate with v_pk_fma_f16), so the sum's roundoff is fp16's; otherwise fp32's (fp64's for D)."""
+    if data_type in INTEGER_TYPES:
+        return 0.0      # exact
     accumulate = ROUNDOFF["D"] if data_type == "D" else ROUNDOFF["H"] if accumulate_type == "H" else ROUNDOFF["S"]
     return 4.0 * (k + 2) * accumulate + 2.0 * ROUNDOFF[dest_type]
 

@@ -30,7 +30,7 @@ class Argument:
 
 
 # alpha/beta slot per compute type: its size (at least 4 bytes, as Tensile passes them) and kind
-SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16")}
+SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16"), "I": (4, "i32")}
 
 
 def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stagger_u: bool = True,
@@ -193,7 +193,7 @@ def pack_arguments(layout: list[Argument], values: dict[str, int | float]) -> by
         if arg.kind == "f16":   # Tensile's host passes a half alpha/beta twice (alpha, alpha_2) in its slot
             struct.pack_into("<ee", buf, arg.offset, float(v), float(v))
             continue
-        fmt = {"u64": "<Q", "u32": "<I", "f32": "<f", "f64": "<d"}[arg.kind]
+        fmt = {"u64": "<Q", "u32": "<I", "i32": "<I", "f32": "<f", "f64": "<d"}[arg.kind]
         floating = arg.kind in ("f32", "f64")
         struct.pack_into(fmt, buf, arg.offset, float(v) if floating else int(v) & ((1 << (8 * arg.size)) - 1))
     return bytes(buf)

@@ -33,6 +33,8 @@ def emulator_argument(kind: str, v):
     if kind == "f16":   # the half's bits twice in a 4-byte slot, as Tensile's host passes alpha, alpha_2
         bits = int(np.float16(v).view(np.uint16))
         return np.uint32(bits | bits << 16)
+    if kind == "i32":   # an int32 alpha/beta, two's complement in its slot
+        return np.uint32(int(v) & 0xFFFFFFFF)
     return {"f32": np.float32, "f64": np.float64, "u64": np.uint64, "u32": np.uint32}[kind](v)
 
 

@@ -35,13 +35,13 @@ def batch_base(ctx: KernelContext, regs, base, letter: str, bpe: int, batched: b
 def branch_if_zero(ctx: KernelContext, value, compute_type: str, label, name: str,
                    comment: str = "+0 and -0 both count as 0") -> list:
     """Instructions that branch to ``label`` when the alpha/beta argument ``value`` (compute type S, D or H)
-    is +0 or -0."""
+    is +0 or -0 (compute type I: int32 0)."""
     bits = ctx.sgpr(f"{name}Magnitude")
     if compute_type == "D":   # fp64: sign bit off the high word, then OR in the low word
         out = [ctx.inst("s_and_b32", bits, value[1], 0x7FFFFFFF, comment=comment),
                ctx.inst("s_or_b32", bits, bits, value[0])]
     else:
-        mask = 0x7FFF if compute_type == "H" else 0x7FFFFFFF
+        mask = 0x7FFF if compute_type == "H" else 0xFFFFFFFF if compute_type == "I" else 0x7FFFFFFF
         out = [ctx.inst("s_and_b32", bits, value[0], mask, comment=comment)]
     return out + [ctx.inst("s_cmp_eq_u32", bits, 0), ctx.inst("s_cbranch_scc1", label)]
 

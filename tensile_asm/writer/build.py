@@ -60,7 +60,7 @@ def geometry(solution) -> Geometry:
 # (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at
 # the store: more accurate than Tensile's fp16 accumulation) and the HPA forms of H and B.
 SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H", "S"), ("H", "S", "S"),
-                   ("B", "B", "S"), ("B", "S", "S")}
+                   ("B", "B", "S"), ("B", "S", "S"), ("4xi8", "I", "I")}
 
 
 def _problem_reason(solution) -> str | None:
@@ -153,6 +153,12 @@ def supports(solution, arch: Arch) -> str | None:
     reason = geometry_reason(g)
     if reason:
         return reason
+    if g.integer and g.is_mfma:
+        return "Int8x4 (4xi8II) with MatrixInstruction is not implemented"
+    if g.integer and not InstructionSet(arch).encoding("v_dot4_i32_i8"):
+        return f"Int8x4 (4xi8II) needs v_dot4_i32_i8, which {arch.name} does not have"
+    if g.integer and g.global_split_u > 1:
+        return "GlobalSplitU with int32 C/D (4xi8II) is not implemented"
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
     if atomics and (g.dest_type, g.compute_type) != ("S", "S"):
         return (f"GlobalSplitU={g.global_split_u} SingleBuffer is implemented for fp32 C/D only (atomic fp32 "

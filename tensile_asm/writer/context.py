@@ -37,7 +37,7 @@ class Geometry:
     problem_type: ProblemType
     derived: Derived
 
-    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2}
+    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "4xi8": 4, "I": 4}   # 4xi8: four int8 values in 32 bits
 
     wg0 = _derived("wg0")
     wg1 = _derived("wg1")
@@ -119,6 +119,11 @@ class Geometry:
     def gsu_multiple_buffer(self) -> bool:
         """GlobalSplitUAlgorithm MultipleBuffer (with GlobalSplitU > 1): partial tiles to a workspace."""
         return self.derived.global_accumulation == "MultipleBuffer"
+
+    @property
+    def integer(self) -> bool:
+        """Int8x4 A/B with int32 C/D and compute (4xi8II): v_dot4_i32_i8 MACs, integer alpha/beta."""
+        return self.compute_type == "I"
 
     @property
     def in_bpe(self) -> int:

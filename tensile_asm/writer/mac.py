@@ -43,6 +43,8 @@ def fma(ctx: KernelContext, acc, a, b, fused: bool = True):
     ``fused``: fp32 ``v_mac_f32``, rounding the product first (MACInstruction MAD)."""
     if acc.count == 2:
         return ctx.inst("v_fma_f64", acc, a, b, acc)
+    if ctx.geometry is not None and ctx.geometry.integer:   # int32: acc += a*b, wrapping (b is clobbered)
+        return Module("int32 multiply-add").add(ctx.inst("v_mul_lo_u32", b, a, b), ctx.inst("v_add_u32", acc, acc, b))
     if not fused:
         return ctx.inst("v_mac_f32", acc, a, b)
     if ctx.arch.instructions.get("fmac_f32"):
@@ -54,6 +56,12 @@ def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int =
     g = ctx.geometry
     a, b = state.values_a[regset], state.values_b[regset]
     m = Module(f"MAC {g.tt0}x{g.tt1}")
+    if g.integer:   # Int8x4: four int8 products summed into the int32 accumulator, wrapping
+        for j in range(g.tt1):
+            for i in range(g.tt0):
+                m.add(ctx.inst("v_dot4_i32_i8", element(ctx, acc, i + j * g.tt0), element(ctx, a, i),
+                               element(ctx, b, j), element(ctx, acc, i + j * g.tt0)))
+        return m
     fused = not unfused(ctx)
     for j in range(g.tt1):
         for i in range(g.tt0):

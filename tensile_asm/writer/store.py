@@ -90,6 +90,8 @@ def load_scalars(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, Scal
 
 
 def scale(ctx: KernelContext, v, alpha):
+    if ctx.geometry is not None and ctx.geometry.integer:
+        return ctx.inst("v_mul_lo_u32", v, alpha, v)
     if v.count == 2:
         return ctx.inst("v_mul_f64", v, alpha, v)
     return ctx.inst("v_mul_f32", v, alpha, v)
@@ -311,9 +313,10 @@ def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> t
         for s in range(g.local_split_u):
             off = (q * g.num_threads + s * tile_elems) * bpe
             m.add(ctx.inst("ds_read_b32", parts[s], read_addr, mods=[("offset", off)] if off else ()))
-        m.add(ctx.inst("v_add_f32", sums[q], parts[0], parts[1]))
+        add = "v_add_u32" if g.integer else "v_add_f32"
+        m.add(ctx.inst(add, sums[q], parts[0], parts[1]))
         for s in range(2, g.local_split_u):
-            m.add(ctx.inst("v_add_f32", sums[q], sums[q], parts[s]))
+            m.add(ctx.inst(add, sums[q], sums[q], parts[s]))
     base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
     m.add(ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0), ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1))
     columns = []
