@@ -51,6 +51,7 @@ CASES = [  # (arch, TransposeA, TransposeB, params)
     ("gfx906", False, False, {}),
     ("gfx908", True, False, {"WorkGroup": [8, 8, 2], "PrefetchGlobalRead": 1}),
     ("gfx90a", False, True, {"GlobalReadVectorWidth": 2, "VectorWidth": 2, "PersistentKernel": 2}),
+    ("gfx906", True, True, {"GlobalSplitU": 3}),   # SingleBuffer: int32 beta-only kernel, then atomic adds
 ]
 
 
@@ -78,4 +79,4 @@ def test_int8x4_refusals():
     sol = Solution.from_dict(base, where="test")
     assert "gfx900 does not have" in supports(sol, load_arch("gfx900"))
     sol = Solution.from_dict({**base, "GlobalSplitU": 2, "GlobalSplitUAlgorithm": "MultipleBuffer"}, where="test")
-    assert "GlobalSplitU with int32" in supports(sol, load_arch("gfx906"))
+    assert "GlobalSplitU MultipleBuffer with int32" in supports(sol, load_arch("gfx906"))

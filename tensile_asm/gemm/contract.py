@@ -247,7 +247,7 @@ class GemmKernelContract:
                        "SizesFree0": m, "SizesFree1": n, "SizesFree2": batch, "Beta": beta_eff}
         grid = helpers.grid(m, n, batch)
         if ws is None:
-            layout = helpers.beta_only_layout()
+            layout = helpers.beta_only_layout(self.dest_type)
             return [Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), elementwise), gemm]
         layout = helpers.post_gsu_layout(self.compute_type)
         post = {**elementwise, "AddressWS": addresses["WS"], "Alpha": alpha}

@@ -35,11 +35,12 @@ def beta_only_name(batched: bool, dest_char: str = "S") -> str:
     return f"{_c_indices(batched)}_{dest_char}"
 
 
-def beta_only_layout() -> list[Argument]:
+def beta_only_layout(dest_char: str = "S") -> list[Argument]:
+    """Beta is an int32 for int32 C/D (4xi8II), otherwise fp32."""
     return lay_out([("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("StridesD0", 4, "u32"),
                     ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"), ("StridesC1", 4, "u32"),
                     ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"), ("SizesFree2", 4, "u32"),
-                    ("Beta", 4, "f32")])
+                    ("Beta", 4, "i32" if dest_char == "I" else "f32")])
 
 
 def post_gsu_name(batched: bool, dest: str, compute: str, gsu: int) -> str:

@@ -20,13 +20,15 @@ from tensile_asm.writer import elementwise
 from tensile_asm.writer.elementwise import BUFFER_OOB, COLS, ROWS
 
 
-def write_beta_only(arch: Arch, batched: bool):
+def write_beta_only(arch: Arch, batched: bool, dest: str = "S"):
+    """D = beta*C for fp32 C/D, or int32 (``dest`` I: wrapping multiply, beta 0 on all 32 bits)."""
     from tensile_asm.writer.kernel import Kernel
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
-    name = beta_only_name(batched)
+    name = beta_only_name(batched, dest)
+    integer = dest == "I"
     ctx = KernelContext(arch, None, name)
-    regs, block = entry_registers(ctx, beta_only_layout(), workgroup_z=True)
+    regs, block = entry_registers(ctx, beta_only_layout(dest), workgroup_z=True)
     arg = regs.arg
     m = Module(name)
     off, c_off, val, oob = (ctx.vgpr(n) for n in ("Offset", "OffsetC", "Value", "OOB"))
@@ -38,18 +40,18 @@ def write_beta_only(arch: Arch, batched: bool):
     m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod,
           elementwise.masked_offset(ctx, regs, off, row, col, arg("StridesD0"), 4, oob),
           elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), 4, oob),
-          ctx.inst("s_and_b32", beta_bits, arg("Beta"), 0x7FFFFFFF),
+          ctx.inst("s_and_b32", beta_bits, arg("Beta"), 0xFFFFFFFF if integer else 0x7FFFFFFF),
           ctx.inst("s_cmp_eq_u32", beta_bits, 0),
           ctx.inst("s_cbranch_scc1", zero),
           ctx.inst("buffer_load_dword", val, c_off, srd_c, 0, mods=["offen"]),
-          ctx.inst("v_mul_f32", val, arg("Beta"), val),
+          ctx.inst("v_mul_lo_u32" if integer else "v_mul_f32", val, arg("Beta"), val),
           ctx.inst("s_branch", done),
           LabelDef(zero.name),
           ctx.inst("v_mov_b32", val, 0),
           LabelDef(done.name),
           ctx.inst("buffer_store_dword", val, off, srd_d, 0, mods=["offen"]),
           ctx.inst("s_endpgm"))
-    return finish(ctx, m, beta_only_layout())
+    return finish(ctx, m, beta_only_layout(dest))
 
 
 def finish(ctx: KernelContext, m: Module, layout):

@@ -157,13 +157,13 @@ def supports(solution, arch: Arch) -> str | None:
         return "Int8x4 (4xi8II) with MatrixInstruction is not implemented"
     if g.integer and not InstructionSet(arch).encoding("v_dot4_i32_i8"):
         return f"Int8x4 (4xi8II) needs v_dot4_i32_i8, which {arch.name} does not have"
-    if g.integer and g.global_split_u > 1:
-        return "GlobalSplitU with int32 C/D (4xi8II) is not implemented"
+    if g.integer and g.global_split_u > 1 and g.gsu_multiple_buffer:
+        return "GlobalSplitU MultipleBuffer with int32 C/D (4xi8II) is not implemented; use SingleBuffer"
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
-    if atomics and (g.dest_type, g.compute_type) != ("S", "S"):
-        return (f"GlobalSplitU={g.global_split_u} SingleBuffer is implemented for fp32 C/D only (atomic fp32 "
-                f"adds, or a compare-and-swap loop where {arch.name} has none); use GlobalSplitUAlgorithm "
-                f"MultipleBuffer")
+    if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I")):
+        return (f"GlobalSplitU={g.global_split_u} SingleBuffer is implemented for fp32 and int32 C/D only "
+                f"(atomic adds, or for fp32 a compare-and-swap loop where {arch.name} has none); use "
+                f"GlobalSplitUAlgorithm MultipleBuffer")
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
     return None
@@ -195,7 +195,7 @@ def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
         if name is None or name in names:
             continue
         g = k.geometry
-        helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched)
+        helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched, g.dest_type)
         if helper.name != name:
             raise AssertionError(f"helper kernel {helper.name} written where the contract launches {name}")
         out.append(helper)

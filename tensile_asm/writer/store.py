@@ -196,6 +196,9 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
             m.add(widen_c(ctx, c_values.slice(i * r, r)),
                   fma(ctx, v, scalars.beta, c_values.slice(i * r, r), fused=not unfused(ctx)))
     for i, v in enumerate(col.values):
+        if atomic and g.integer:    # int32 adds are exact in any order
+            m.add(ctx.inst("buffer_atomic_add", v, offsets[i], srd_d, 0, mods=["offen"]))
+            continue
         if atomic and ctx.arch.instructions.get("atomic_add_f32"):
             m.add(ctx.inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))
             continue
