@@ -25,7 +25,6 @@ import json
 import multiprocessing
 import os
 import shutil
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -36,6 +35,7 @@ from typing import Any, Iterator, Protocol, Sequence
 import msgpack
 
 from tensile_asm.errors import UserError
+from tensile_asm.progress import ProgressBar
 from tensile_asm.isa.arch import Arch, load_arch
 from tensile_asm.kernel_cache import (CacheEntry, KernelCache, KernelPart, default_cache_dir, kernel_key,
                                      output_key, source_hash)
@@ -194,29 +194,6 @@ def _stage(timing: dict[str, float], name: str) -> Iterator[None]:
         timing[name] = timing.get(name, 0.0) + time.perf_counter() - t0
 
 
-class _Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
-
-    def __init__(self, total: int, what: str, enabled: bool | None = None):
-        self.total, self.what, self.done, self.last = total, what, 0, 0.0
-        self.enabled = (sys.stderr.isatty() if enabled is None else enabled) and total > 0
-
-    def step(self) -> None:
-        self.done += 1
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.1 or self.done == self.total):
-            self.last = now
-            width = 30
-            filled = width * self.done // self.total
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {self.what}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-
-
 # The work of one build, set in the parent before the worker processes fork (they read it, nothing is
 # sent to them but indices; they send back only the error, if any, and their timing).
 _WORK: list[tuple[KernelBuilder, KernelCache, Arch, str, Any, str]] = []
@@ -264,7 +241,7 @@ def build_kernels(work: list[tuple[Arch, str, Any, str]], builder: KernelBuilder
             else:
                 results[key] = entry.error
         stats.kernels, stats.cached, stats.compiled = len(_WORK), len(_WORK) - len(todo), len(todo)
-        bar = _Progress(len(todo), "kernels written and assembled", progress)
+        bar = ProgressBar(len(todo), "kernels written and assembled", progress)
         try:
             def collect(done) -> None:
                 for i, error, timing in done:

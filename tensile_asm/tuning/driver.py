@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tensile_asm.errors import UserError
+from tensile_asm.progress import ProgressBar
 from tensile_asm.runtime.base import GemmSize, TimingProtocol, get_runtime
 from tensile_asm.tuning.candidates import Candidate, assign_keys, build_candidates, make_candidates
 from tensile_asm.tuning.config import TuningConfig, read_config
@@ -72,26 +72,6 @@ def isa_of(arch: str) -> list[int]:
     """gfx90a -> [9, 0, 10] (Tensile's ISA tuple)."""
     digits = arch[3:]
     return [int(digits[:-2]), int(digits[-2], 16), int(digits[-1], 16)]
-
-
-class _Bar:
-    def __init__(self, total: int, what: str, enabled: bool | None):
-        self.total, self.what, self.done, self.last = total, what, 0, 0.0
-        self.enabled = (sys.stderr.isatty() if enabled is None else enabled) and total > 0
-
-    def step(self, n: int = 1) -> None:
-        self.done += n
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.1 or self.done == self.total):
-            self.last = now
-            filled = 30 * self.done // self.total
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {self.what}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
 
 
 def _validation_sizes(c: Candidate, sizes) -> list[GemmSize]:
@@ -233,7 +213,7 @@ def _run_group(cfg, problem, group, out: Path, runtime, protocol, arch_obj, arch
     writer = ResultWriter(results_file(step_dir, shard))
     todo = [(c, s) for c in mine for s in group.sizes if (c.key, s.sizes) not in done]
     rep.reused = sum(1 for c in mine for s in group.sizes if (c.key, s.sizes) in done)
-    bar = _Bar(len(todo), f"benchmarks ({runtime.name})", progress)
+    bar = ProgressBar(len(todo), f"benchmarks ({runtime.name})", progress)
     failed_validation: dict[str, str] = {}
     try:
         for c, s in todo:
