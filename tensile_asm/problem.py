@@ -486,3 +486,20 @@ def _checked(name: str, given: int | None, minimum: int) -> int:
         raise UserError(f"{name} {given!r} is smaller than the minimum {minimum} for these sizes; "
                         f"leave it out to get the packed value or give at least {minimum}")
     return given
+
+
+# One GEMM problem size: the emulator's verification, the runtimes and the tuner all use it.
+@dataclass(frozen=True)
+class GemmSize:
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+
+    @property
+    def flops(self) -> int:
+        """Tensile's flop count of a GEMM: 2*M*N*K*batch (ContractionProblem::flopCount)."""
+        return 2 * self.m * self.n * self.k * self.batch
+
+    def __str__(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}" + (f"x{self.batch}" if self.batch != 1 else "")

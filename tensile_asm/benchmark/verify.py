@@ -11,17 +11,10 @@ from tensile_asm.benchmark.footprint import check_fits
 from tensile_asm.benchmark.reference import compare, empty_instance, make_instance
 from tensile_asm.errors import EmulationError
 from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.problem import GemmSize
 
 
-@dataclass(frozen=True)
-class Size:
-    m: int
-    n: int
-    k: int
-    batch: int = 1
-
-    def __str__(self) -> str:
-        return f"{self.m}x{self.n}x{self.k}" + (f"x{self.batch}" if self.batch != 1 else "")
+Size = GemmSize   # the name verification has always used
 
 
 @dataclass

@@ -27,6 +27,7 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 import numpy as np
 
 from tensile_asm.errors import UserError
+from tensile_asm.problem import GemmSize  # noqa: F401  (re-exported: backends and the tuner take it from here)
 
 MEASURED, EMULATED, MODELLED = "measured", "emulated", "modelled"
 PROVENANCES = (MEASURED, EMULATED, MODELLED)
@@ -39,22 +40,6 @@ BACKENDS: dict[str, str] = {
     "cuda": "tensile_asm.runtime.cuda:CudaRuntime",
 }
 
-
-
-@dataclass(frozen=True)
-class GemmSize:
-    m: int
-    n: int
-    k: int
-    batch: int = 1
-
-    @property
-    def flops(self) -> int:
-        """Tensile's flop count of a GEMM: 2*M*N*K*batch (ContractionProblem::flopCount)."""
-        return 2 * self.m * self.n * self.k * self.batch
-
-    def __str__(self) -> str:
-        return f"{self.m}x{self.n}x{self.k}" + (f"x{self.batch}" if self.batch != 1 else "")
 
 
 @dataclass(frozen=True)
