@@ -23,6 +23,13 @@ __device__ inline half_t float_to_half(float f) {   // round to nearest even
 }
 __device__ inline float half_from_bits(unsigned bits) { half_t x; x.bits = (unsigned short)bits; return half_to_float(x); }
 __device__ inline float multiply_add(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ inline unsigned multiply_add(unsigned a, unsigned b, unsigned c) { return a * b + c; }  // int32, wrapping
+// Int8x4: the four int8 products of two packs (byte q with byte q) added to c, modulo 2^32
+__device__ inline unsigned dot4(unsigned a, unsigned b, unsigned c) {
+    for (unsigned q = 0; q < 32; q += 8)
+        c += (unsigned)((int)(signed char)(a >> q) * (int)(signed char)(b >> q));
+    return c;
+}
 __device__ inline double multiply_add(double a, double b, double c) { return __fma_rn(a, b, c); }
 __device__ inline float bf16_to_float(unsigned short x) { return __uint_as_float((unsigned)x << 16); }
 __device__ inline unsigned short float_to_bf16(float x) {   // round to nearest even

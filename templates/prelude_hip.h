@@ -17,6 +17,13 @@ __device__ inline void barrier() {
 
 typedef _Float16 half_t;
 __device__ inline float multiply_add(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+__device__ inline unsigned multiply_add(unsigned a, unsigned b, unsigned c) { return a * b + c; }  // int32, wrapping
+// Int8x4: the four int8 products of two packs (byte q with byte q) added to c, modulo 2^32
+__device__ inline unsigned dot4(unsigned a, unsigned b, unsigned c) {
+    for (unsigned q = 0; q < 32; q += 8)
+        c += (unsigned)((int)(signed char)(a >> q) * (int)(signed char)(b >> q));
+    return c;
+}
 __device__ inline double multiply_add(double a, double b, double c) { return __builtin_fma(a, b, c); }
 __device__ inline float half_to_float(half_t x) { return (float)x; }
 __device__ inline half_t float_to_half(float x) { return (half_t)x; }

@@ -151,3 +151,22 @@ def test_lds_access_outside_the_allocation():
     with pytest.raises(EmulationError, match="outside the workgroup's 512 bytes of LDS"):
         em.launch("k", grid=1, block=64, args=[0])
     em.launch("k", grid=1, block=64, args=[0], lds_bytes=1024)   # a larger dynamic allocation is fine
+
+
+MAD_LOW_HALF = """v_cvt_u32_f32 v3, v3
+v_cvt_u32_f32 v4, v4
+v_mad_u64_u32 v[6:7], s[14:15], v3, v3, v[4:5]
+v_cvt_f32_u32 v3, v6"""
+
+
+def test_mad_u64_u32_with_an_unwritten_high_addend_gives_its_low_half():
+    """LLVM's 32-bit multiply-add: v_mad_u64_u32 with the addend's high half (v5) never written. The low
+    half of the result (i*i + 1, in v6) is defined and no fault; the result's high half (v7) is not, and reading
+    it is."""
+    _, run, c = _vadd(VADD.replace("v_add_f32 v3, v3, v4", MAD_LOW_HALF))
+    run()
+    i = np.arange(300, dtype=np.float64)
+    assert np.array_equal(c, (i * i + 1).astype(np.float32))
+    _, run, _ = _vadd(VADD.replace("v_add_f32 v3, v3, v4", MAD_LOW_HALF + "\nv_mov_b32 v3, v7"))
+    with pytest.raises(EmulationError, match="reads v7, which nothing has written since the wave started"):
+        run()

@@ -28,9 +28,9 @@ needs_hip = pytest.mark.skipif(not (have_llvm() and have_hip()),
                                reason="the LLVM toolchain or a HIP compiler is not installed (tools/setup)")
 
 
-def problem(a, d=None, c=None, ta=False, tb=False, batched=True, beta=True):
+def problem(a, d=None, c=None, ta=False, tb=False, batched=True, beta=True, strided=True):
     pt = {"OperationType": "GEMM", "DataType": a, "TransposeA": ta, "TransposeB": tb, "Batched": batched,
-          "UseBeta": beta}
+          "UseBeta": beta, "StridedBatched": strided}
     if d:
         pt.update(DestDataType=d, ComputeDataType=c or d, HighPrecisionAccumulate=(c or d) != a)
     return pt
@@ -53,6 +53,13 @@ CASES = {
     "BBS_TN_unbatched_gfx942": ("gfx942", source(problem("b", "b", "s", ta=True, batched=False), ThreadTile=[4, 2],
                                                   VectorWidth=2, GlobalReadVectorWidth=2)),
     "HHH_nobeta_gfx900": ("gfx900", source(problem("h", beta=False), DepthU=4, StaggerU=0)),
+    # pointer-array batches (StridedBatched false, _GB): per-batch pointers plus element offsets
+    "SSS_NT_pointer_array_gfx90a": ("gfx90a", source(problem("s", tb=True, strided=False), VectorWidth=2,
+                                                      GlobalReadVectorWidth=2, WorkGroupMapping=8)),
+    "I8II_TN_pointer_array_gfx906": ("gfx906", source(problem("i8", "i", "i", ta=True, strided=False),
+                                                       ThreadTile=[4, 2], VectorWidth=2)),
+    "4xi8II_lsu2_gsu_single_gfx900": ("gfx900", source(problem("4xi8", "i", "i"), WorkGroup=[8, 4, 2],
+                                                        GlobalSplitU=2, GlobalSplitUAlgorithm="SingleBuffer")),
 }
 
 
@@ -95,19 +102,22 @@ def test_source_kernel_matches_the_reference_on_the_strict_emulator(built, case)
     batch = 2 if contract.batched else 1
     sizes = [Size(1, 1, 1), Size(7, 5, 3, batch), Size(d.mt0 + 3, d.mt1 + 5, 2 * d.depth_u * d.global_split_u + 3)]
     runtime = EmulatedRuntime(strict=True)
-    beta = 0.5 if contract.use_beta else 0.0
-    results = verify_sizes(co, contract, sizes, 1.5, beta, 11, runtime)
-    results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], -0.75, 0.0, 12, runtime)  # C holds NaN
+    alphas = (-3, 7) if contract.dest_type == "I" else (1.5, -0.75)       # int32 alpha/beta: whole numbers
+    beta = (-2 if contract.dest_type == "I" else 0.5) if contract.use_beta else 0.0
+    results = verify_sizes(co, contract, sizes, alphas[0], beta, 11, runtime)
+    results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], alphas[1], 0.0, 12, runtime)  # C holds NaN
     bad = [(str(r.size), r.beta, r.max_rel_error, r.detail) for r in results if not r.passed]
     assert not bad, bad
 
 
 def test_unsupported_source_solutions_have_one_reason():
     from tensile_asm.source.writer import supports
-    int8 = Solution.from_dict(source({"OperationType": "GEMM", "DataType": "4xi8", "DestDataType": "i",
-                                      "ComputeDataType": "i", "HighPrecisionAccumulate": True,
-                                      "TransposeA": False, "TransposeB": True, "Batched": True}))
-    assert "data types 4xi8II" in supports(int8)
+    gb_gsu = Solution.from_dict(source(problem("s", strided=False), GlobalSplitU=2,
+                                       GlobalSplitUAlgorithm="MultipleBuffer"))
+    assert "GlobalSplitU=2 with general (pointer-array) batched GEMM" in supports(gb_gsu)
+    int_multiple = Solution.from_dict(source(problem("i8", "i", "i"), GlobalSplitU=2,
+                                             GlobalSplitUAlgorithm="MultipleBuffer"))
+    assert "use GlobalSplitUAlgorithm SingleBuffer" in supports(int_multiple)
     gsu_half = Solution.from_dict(source(problem("h", "h", "s"), GlobalSplitU=2,
                                          GlobalSplitUAlgorithm="SingleBuffer"))
     assert "use GlobalSplitUAlgorithm MultipleBuffer" in supports(gsu_half)
@@ -188,6 +198,15 @@ ROCBLAS = [
     ("aldebaran/aldebaran_Cijk_Ailk_Bljk_HHS_BH.yaml", 271, "gfx90a"),
     ("aldebaran/aldebaran_Cijk_Ailk_Bljk_HHS_BH.yaml", 272, "gfx90a"),
     ("arcturus/arcturus_Cijk_Ailk_Bljk_SB.yaml", 606, "gfx908"),
+    # pointer-array (_GB) and int8 (I8II, 4xi8II) fallback and Source solutions
+    ("hip/hip_Cijk_Ailk_Bljk_SB_GB.yaml", 0, "gfx906"),
+    ("hip/hip_Cijk_Alik_Bljk_HHS_BH_GB.yaml", 3, "gfx90a"),
+    ("hip/hip_Cijk_Ailk_Bljk_I8II_BH.yaml", 0, "gfx906"),
+    ("hip/hip_Cijk_Alik_Bljk_I8II_BH_GB.yaml", 5, "gfx900"),
+    ("hip/hip_Cijk_Alik_Bljk_4xi8II_BH_GB.yaml", 3, "gfx900"),
+    ("hip/hip_Cijk_Ailk_Bljk_4xi8II_BH.yaml", 1, "gfx942"),
+    ("vega20/vega20_Cijk_Ailk_Bljk_4xi8II_BH.yaml", 84, "gfx906"),
+    ("aldebaran/aldebaran_Cijk_Alik_Bljk_4xi8II_BH_GB.yaml", 57, "gfx90a"),
 ]
 
 
@@ -208,8 +227,10 @@ def test_rocblas_source_solutions_on_the_strict_emulator(request, shared_dir, tm
     batch = 2 if contract.batched else 1
     sizes = [Size(1, 1, 1), Size(7, 5, 3, batch), Size(d.mt0 + 3, d.mt1 + 5, 2 * d.depth_u * d.global_split_u + 3)]
     runtime = EmulatedRuntime(strict=True)
-    results = verify_sizes(co, contract, sizes, 1.5, 0.5 if contract.use_beta else 0.0, 5, runtime)
-    results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], -0.75, 0.0, 6, runtime)
+    alphas = (-3, 7) if contract.dest_type == "I" else (1.5, -0.75)       # int32 alpha/beta: whole numbers
+    beta = (-2 if contract.dest_type == "I" else 0.5) if contract.use_beta else 0.0
+    results = verify_sizes(co, contract, sizes, alphas[0], beta, 5, runtime)
+    results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], alphas[1], 0.0, 6, runtime)
     bad = [(str(r.size), r.beta, r.max_rel_error, r.detail) for r in results if not r.passed]
     assert not bad, bad
 
@@ -234,3 +255,15 @@ def test_emit_verify_inspect_take_a_source_solution(tmp_path, capsys):
     assert "1 passed, 0 failed" in capsys.readouterr().out
     assert main(["inspect", "--arch", "gfx90a", "--solution", str(sol)]) == 0
     assert name in capsys.readouterr().out
+
+
+def test_int8_reference_is_int32_arithmetic_modulo_2_32():
+    from tensile_asm.benchmark.reference import integer_reference, make_instance
+    inst = make_instance(3, 2, 5, 2, transpose_a=True, data_type="I8", dest_type="I", seed=3)
+    a, b, c = (inst.view(t).astype(object) for t in "ABC")
+    got = integer_reference(inst, 70000, -3)
+    for q in range(2):
+        for i in range(3):
+            for j in range(2):
+                exact = 70000 * sum(a[q, i, l] * b[q, l, j] for l in range(5)) - 3 * c[q, i, j]
+                assert got[q, i, j] == (exact + 2**31) % 2**32 - 2**31

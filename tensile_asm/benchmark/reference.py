@@ -25,13 +25,14 @@ import numpy as np
 
 EPS32 = 2.0 ** -24
 # per type: numpy storage, unit roundoff, poison bit pattern (quiet NaNs with a payload)
-# 4xi8: four int8 values packed in 32 bits (Tensile's Int8x4; K counts packs); I: int32
-STORAGE = {"S": np.float32, "D": np.float64, "H": np.float16, "B": np.uint16, "4xi8": np.uint32, "I": np.int32}
-ROUNDOFF = {"S": 2.0 ** -24, "D": 2.0 ** -53, "H": 2.0 ** -11, "B": 2.0 ** -8, "4xi8": 0.0, "I": 0.0}
+# 4xi8: four int8 values packed in 32 bits (Tensile's Int8x4; K counts packs); I8: int8; I: int32
+STORAGE = {"S": np.float32, "D": np.float64, "H": np.float16, "B": np.uint16, "4xi8": np.uint32, "I": np.int32,
+           "I8": np.int8}
+ROUNDOFF = {"S": 2.0 ** -24, "D": 2.0 ** -53, "H": 2.0 ** -11, "B": 2.0 ** -8, "4xi8": 0.0, "I": 0.0, "I8": 0.0}
 POISON_BITS = {"S": 0x7FC0DEAD, "D": 0x7FF8DEADDEADDEAD, "H": 0x7E5D, "B": 0x7FDD, "4xi8": 0x7FC0DEAD,
-               "I": 0x7FC0DEAD}
-INTEGER_TYPES = ("4xi8", "I")
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+               "I": 0x7FC0DEAD, "I8": 0x5D}
+INTEGER_TYPES = ("4xi8", "I", "I8")
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def to_float64(values: np.ndarray, type_char: str) -> np.ndarray:
@@ -46,6 +47,8 @@ def from_float(values: np.ndarray, type_char: str) -> np.ndarray:
         bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
         rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
         return rounded.astype(np.uint16)
+    if type_char == "I8":       # int8 saturates (a large guard value reads as 127)
+        return np.clip(values, -128, 127).astype(np.int8)
     return values.astype(STORAGE[type_char])
 
 
@@ -125,6 +128,9 @@ def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = Fa
             if type_char == "4xi8":     # every int8 value, packed four to a word
                 inst.arrays[t] = rng.integers(-128, 128, (size, 4)).astype(np.int8).view(np.uint32).reshape(-1)
                 continue
+            if type_char == "I8":       # every int8 value
+                inst.arrays[t] = rng.integers(-128, 128, size).astype(np.int8)
+                continue
             if type_char == "I":        # all of int32 (alpha*AB + beta*C wraps, as the hardware's)
                 inst.arrays[t] = rng.integers(-2**31, 2**31, size).astype(np.int32)
                 continue
@@ -163,8 +169,11 @@ def _wrap32(x: np.ndarray) -> np.ndarray:
 
 def integer_reference(inst: GemmInstance, alpha: int, beta: int) -> np.ndarray:
     """Exact alpha*A@B + beta*C in int32 arithmetic (wrapping modulo 2^32 as the hardware's integer
-    multiply and add): Int8x4 A/B are K packs of four int8 values whose products all add up."""
+    multiply and add): Int8x4 A/B are K packs of four int8 values whose products all add up; Int8 A/B
+    are K int8 values."""
     def unpack(t):
+        if inst.data_type == "I8":
+            return inst.view(t).astype(np.int64)[..., None]
         v = np.ascontiguousarray(inst.view(t), dtype=np.uint32)
         return v.view(np.int8).reshape(*v.shape, 4).astype(np.int64)   # little endian: byte q is value q
     a, b = unpack("A"), unpack("B")

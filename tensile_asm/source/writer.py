@@ -22,13 +22,22 @@ LANGUAGES = ("hip", "cuda")
 
 # (A/B, C/D, compute) the source writer builds
 SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H", "S"), ("H", "S", "S"),
-                   ("B", "B", "S"), ("B", "S", "S")}
-# memory type of each data type, and how it becomes / is made from the accumulator (fp32, or fp64 for D)
-_CTYPE = {"S": "float", "D": "double", "H": "half_t", "B": "unsigned short"}
-_WIDEN = {"S": "x", "D": "x", "H": "half_to_float(x)", "B": "bf16_to_float(x)"}
-_NARROW = {"S": "x", "D": "x", "H": "float_to_half(x)", "B": "float_to_bf16(x)"}
+                   ("B", "B", "S"), ("B", "S", "S"), ("I8", "I", "I"), ("4xi8", "I", "I")}
+# memory type of each data type, and how it becomes / is made from the accumulator (fp32, fp64 for D, and
+# for the integer types int32 arithmetic modulo 2^32, held as unsigned so that C++ wraps as the hardware does)
+_CTYPE = {"S": "float", "D": "double", "H": "half_t", "B": "unsigned short", "I8": "signed char",
+          "4xi8": "unsigned", "I": "int"}
+_WIDEN = {"S": "x", "D": "x", "H": "half_to_float(x)", "B": "bf16_to_float(x)", "I8": "(unsigned)(int)x",
+          "4xi8": "x", "I": "(unsigned)x"}
+_NARROW = {"S": "x", "D": "x", "H": "float_to_half(x)", "B": "float_to_bf16(x)", "I": "(int)x"}
+# the accumulator (and alpha/beta arithmetic) per A/B type
+_ACC = {"D": "double", "I8": "unsigned", "4xi8": "unsigned"}
+# one multiply-add of two LDS elements into the accumulator: Int8x4 packs add four int8 products (dot4)
+_MAC = {"4xi8": "dot4"}
 # an alpha/beta slot of the contract as a C parameter, and its value as the accumulator type
-_SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned"}
+_SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned", "i32": "int"}
+_GB_GSU = ("GlobalSplitU={} with general (pointer-array) batched GEMM is not implemented (its beta-only/post-GSU "
+           "helper kernels take strided batches)")
 
 
 @lru_cache(maxsize=None)
@@ -55,8 +64,9 @@ def supports(solution, arch: Arch | None = None) -> str | None:
         names = ", ".join("".join(t) for t in sorted(SUPPORTED_TYPES))
         return (f"data types {''.join(types)} (A/B, C/D, compute) are not written by the source writer; "
                 f"it writes {names}")
-    if not getattr(pt, "strided_batched", True):
-        return "general (pointer-array) batched GEMM is not implemented"
+    pointer_array = pt.batched and not getattr(pt, "strided_batched", True)
+    if pointer_array and d.global_split_u > 1:
+        return _GB_GSU.format(d.global_split_u)
     if getattr(pt, "use_initial_strides_ab", False) or getattr(pt, "use_initial_strides_cd", False):
         return "UseInitialStrides is not implemented"
     if not getattr(pt, "is_gemm_shaped", True):
@@ -70,9 +80,12 @@ def supports(solution, arch: Arch | None = None) -> str | None:
         return f"ThreadTile {d.tt0}x{d.tt1} is not a multiple of VectorWidth {d.vector_width}"
     if d.depth_u % d.local_split_u:
         return f"DepthU {d.depth_u} is not a multiple of LocalSplitU {d.local_split_u}"
-    if d.global_split_u > 1 and d.global_accumulation != "MultipleBuffer" and pt.dest_type.char != "S":
-        return (f"GlobalSplitU={d.global_split_u} SingleBuffer adds into D with fp32 atomics (after the fp32 "
+    if d.global_split_u > 1 and d.global_accumulation != "MultipleBuffer" and pt.dest_type.char not in ("S", "I"):
+        return (f"GlobalSplitU={d.global_split_u} SingleBuffer adds into D with fp32 or int32 atomics (after the "
                 f"beta-only kernel); for {pt.dest_type.char} C/D use GlobalSplitUAlgorithm MultipleBuffer")
+    if d.global_split_u > 1 and d.global_accumulation == "MultipleBuffer" and pt.dest_type.char == "I":
+        return (f"GlobalSplitU={d.global_split_u} MultipleBuffer with int32 C/D: the post-GSU kernel sums "
+                f"floating-point partials; use GlobalSplitUAlgorithm SingleBuffer")
     if arch is not None:
         need = lds_bytes(solution)
         if need > arch.max_lds_bytes_per_workgroup:
@@ -83,7 +96,7 @@ def supports(solution, arch: Arch | None = None) -> str | None:
 def lds_bytes(solution) -> int:
     """The kernel's LDS: A's and B's DepthU tiles (padded) or the LocalSplitU reduction, at the accumulator size."""
     d = solution.derived
-    acc = 8 if solution.problem_type.data_type.char == "D" else 4
+    acc = 8 if solution.problem_type.data_type.char == "D" else 4   # fp64, else fp32/int32 or an Int8x4 pack
     tiles = d.depth_u * (d.mt0 + d.lds_pad_a) + d.depth_u * (d.mt1 + d.lds_pad_b)
     return acc * max(tiles, (d.local_split_u - 1) * d.mt0 * d.mt1)
 
@@ -103,6 +116,7 @@ class KernelSource:
     transpose_a: bool
     transpose_b: bool
     batched: bool
+    pointer_array: bool         # StridedBatched false: Address* are arrays of per-batch pointers, plus Offset*
     use_beta: bool
     data_type: str
     dest_type: str
@@ -129,12 +143,21 @@ class KernelSource:
     arguments: tuple[Argument, ...]
 
     @property
-    def acc_type(self) -> str:
-        return "D" if self.data_type == "D" else "S"
+    def acc_ctype(self) -> str:
+        return _ACC.get(self.data_type, "float")
 
     @property
-    def acc_ctype(self) -> str:
-        return _CTYPE[self.acc_type]
+    def lds_ctype(self) -> str:
+        """An LDS element: the accumulator type, or an Int8x4 pack as it is."""
+        return "unsigned" if self.data_type == "4xi8" else self.acc_ctype
+
+    @property
+    def mac(self) -> str:
+        return _MAC.get(self.data_type, "multiply_add")
+
+    @property
+    def integer(self) -> bool:
+        return self.dest_type == "I"
 
     @property
     def a_ctype(self) -> str:
@@ -165,12 +188,13 @@ class KernelSource:
     def parameters(self) -> list[str]:
         out = []
         for a in self.arguments:
+            array = "* const* __restrict__" if self.pointer_array else "* __restrict__"
             if a.name == "AddressD":
-                ctype = "Acc* __restrict__" if self.store == "workspace" else "TypeCD* __restrict__"
+                ctype = "Acc* __restrict__" if self.store == "workspace" else "TypeCD" + array
             elif a.name == "AddressC":
-                ctype = "const TypeCD* __restrict__"
+                ctype = "const TypeCD" + array
             elif a.name in ("AddressA", "AddressB"):
-                ctype = "const TypeAB* __restrict__"
+                ctype = "const TypeAB" + array
             elif a.kind in _SCALAR_CTYPE:
                 ctype = _SCALAR_CTYPE[a.kind]
             else:
@@ -185,7 +209,7 @@ def kernel_source(solution, name: str, language: str = "hip") -> KernelSource:
     store = "direct" if gsu == 1 else "workspace" if d.global_accumulation == "MultipleBuffer" else "atomic"
     return KernelSource(
         name=name, language=language, transpose_a=pt.transpose_a, transpose_b=pt.transpose_b, batched=pt.batched,
-        use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
+        pointer_array=pt.batched and not getattr(pt, "strided_batched", True), use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
         compute_type=pt.compute_type.char, mt0=d.mt0, mt1=d.mt1, sg0=d.sg0 or d.wg0, sg1=d.sg1 or d.wg1,
         local_split_u=d.local_split_u, tt0=d.tt0, tt1=d.tt1, vector_width=d.vector_width, depth_u=d.depth_u,
         glvw_a=d.glvw_a, glvw_b=d.glvw_b, lds_pad_a=d.lds_pad_a, lds_pad_b=d.lds_pad_b, global_split_u=gsu,

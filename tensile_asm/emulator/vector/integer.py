@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensile_asm.emulator.program import M32, HandlerTable, Unsupported
+from tensile_asm.isa.registers import Reg
 
 TABLE = HandlerTable()          # this module's opcodes; registry.py merges it
 handles = TABLE.handles
@@ -227,7 +228,34 @@ def _mad_u64_u32(ins, cx):
         total = np.broadcast_to(prod + acc, (w.lanes,))
         d(w, total)
         sdst(w, np.broadcast_to(total < prod, (w.lanes,)))
-    return run
+    addend = ins.operands[4]
+    if not (cx.strict and isinstance(addend, Reg) and addend.count == 2):
+        return run
+    return _low_half_addend(ins, addend, run)
+
+
+def _low_half_addend(ins, addend, run):
+    """Strict mode for LLVM's 32-bit multiply-add on ``v_mad_u64_u32`` (its addend's high half left
+    undefined, the result's low half used): the low 32 bits of a*b + c depend on c's low half only, so an
+    unwritten (or still loading) high half of c is no fault; it makes the result's high half unwritten,
+    which faults where something reads it."""
+    from tensile_asm.emulator.program import reg_keys
+    from tensile_asm.emulator.state import READY, UNWRITTEN
+    from tensile_asm.emulator.strict import waitcnt
+    dst_keys, carry_keys = reg_keys(ins.operands[0]), reg_keys(ins.operands[1])
+    high_in, high_out = reg_keys(addend)[1], reg_keys(ins.operands[0])[1]
+
+    def strict_run(w):
+        defined = w.rstate[high_in] == READY
+        run(w)
+        keys = dst_keys + carry_keys
+        waitcnt.overwrite(w, keys)
+        w.mark_ready(keys)
+        if not defined:
+            w.rstate[high_out] = UNWRITTEN
+    strict_run.exact_srcs = (ins.operands[2], ins.operands[3], addend.sub(0))
+    strict_run.manages_defs = True
+    return strict_run
 
 
 # -- 64-bit shifts on VGPR pairs ----------------------------------------------------------------------
