@@ -4,7 +4,9 @@ Layout (column-major, Tensile's batched GEMM): A[m, k] at m + k*lda (transposed:
 B[k, n] at k + n*ldb (transposed: n + k*ldb), C/D[m, n] at m + n*ldc; batch b adds b * batch_stride.
 
 Types: A/B and C/D are fp32 (S), fp64 (D), fp16 (H) or bf16 (B, held as uint16 bit patterns since
-numpy has no bfloat16); the reference computes in float64 from the exact input values.
+numpy has no bfloat16), or complex (C: complex64, Z: complex128, real and imaginary parts interleaved as
+Tensile's); the reference computes in float64 (complex128) from the exact input values, with A and/or B
+conjugated for the ``AlikC``/``BjlkC`` problem types (``conjugate``).
 
 Pointer-array batched GEMM (``batch_buffers``/``gather_batches``): each batch's matrix is its own
 buffer, ``lead`` filler elements (the kernel's element offset) followed by that batch's slice of the
@@ -13,7 +15,8 @@ flat array above; the reference and the comparison read the flat array gathered 
 Error measure: for each element of D, |D - ref| / (|alpha|*(|A||B|)[m, n] + |beta|*|C[m, n]|), the
 componentwise bound a correctly rounded dot product satisfies; it must stay below
 ``tolerance(K)`` = 4*(K + 2)*eps(accumulation) + 2*eps(D's type), with fp32 accumulation for S, H and
-B inputs and fp64 for D. Elements of D outside the M x N x batch region must keep their poison bits:
+B inputs and fp64 for D. Complex elements use their modulus, and each part of a complex dot product is a sum of
+2K real products, so K counts twice (plus alpha's and beta's complex products). Elements of D outside the M x N x batch region must keep their poison bits:
 a kernel that writes past the edges fails.
 """
 
@@ -27,15 +30,21 @@ EPS32 = 2.0 ** -24
 # per type: numpy storage, unit roundoff, poison bit pattern (quiet NaNs with a payload)
 # 4xi8: four int8 values packed in 32 bits (Tensile's Int8x4; K counts packs); I8: int8; I: int32
 STORAGE = {"S": np.float32, "D": np.float64, "H": np.float16, "B": np.uint16, "4xi8": np.uint32, "I": np.int32,
-           "I8": np.int8}
-ROUNDOFF = {"S": 2.0 ** -24, "D": 2.0 ** -53, "H": 2.0 ** -11, "B": 2.0 ** -8, "4xi8": 0.0, "I": 0.0, "I8": 0.0}
+           "I8": np.int8, "C": np.complex64, "Z": np.complex128}
+ROUNDOFF = {"S": 2.0 ** -24, "D": 2.0 ** -53, "H": 2.0 ** -11, "B": 2.0 ** -8, "4xi8": 0.0, "I": 0.0, "I8": 0.0,
+            "C": 2.0 ** -24, "Z": 2.0 ** -53}
+# complex types: both parts hold their real type's poison (the bit pattern is per part)
 POISON_BITS = {"S": 0x7FC0DEAD, "D": 0x7FF8DEADDEADDEAD, "H": 0x7E5D, "B": 0x7FDD, "4xi8": 0x7FC0DEAD,
-               "I": 0x7FC0DEAD, "I8": 0x5D}
+               "I": 0x7FC0DEAD, "I8": 0x5D, "C": 0x7FC0DEAD, "Z": 0x7FF8DEADDEADDEAD}
+COMPLEX_TYPES = ("C", "Z")
 INTEGER_TYPES = ("4xi8", "I", "I8")
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def to_float64(values: np.ndarray, type_char: str) -> np.ndarray:
+    """float64 values (complex128 for the complex types)."""
+    if type_char in COMPLEX_TYPES:
+        return values.astype(np.complex128)
     if type_char == "B":
         return (values.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
     return values.astype(np.float64)
@@ -53,8 +62,24 @@ def from_float(values: np.ndarray, type_char: str) -> np.ndarray:
 
 
 def poison_bits(type_char: str):
-    size = np.dtype(STORAGE[type_char]).itemsize
+    """The poison pattern of one element, as an unsigned integer of its size (of one part for the complex
+    types: compare ``part_bits`` of an array with it)."""
+    size = np.dtype(STORAGE[type_char]).itemsize // (2 if type_char in COMPLEX_TYPES else 1)
     return _UINT[size](POISON_BITS[type_char])
+
+
+def poison_value(type_char: str):
+    """One poisoned element in the type's storage (both parts poisoned for the complex types)."""
+    bits = poison_bits(type_char)
+    if type_char in COMPLEX_TYPES:
+        return np.array([bits, bits]).view(STORAGE[type_char])[0]
+    return bits.view(STORAGE[type_char])
+
+
+def part_bits(values: np.ndarray) -> np.ndarray:
+    """The bits of each element (of each part, for complex storage): [elements, parts] unsigned integers."""
+    parts = 2 if np.iscomplexobj(values) else 1
+    return values.view(_UINT[values.itemsize // parts]).reshape(-1, parts)
 
 
 @dataclass
@@ -67,6 +92,8 @@ class GemmInstance:
     transpose_b: bool
     data_type: str = "S"
     dest_type: str = "S"
+    conjugate_a: bool = False                          # complex: A / B enter the product conjugated
+    conjugate_b: bool = False
     ld: dict = field(default_factory=dict)            # A, B, C, D leading dimensions
     batch_stride: dict = field(default_factory=dict)
     arrays: dict = field(default_factory=dict)         # flat float32 buffers A, B, C, D
@@ -114,16 +141,17 @@ def empty_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = F
 
 def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = False, transpose_b: bool = False,
                   pad: int = 0, beta_zero_c_nan: bool = False, seed: int = 0, data_type: str = "S",
-                  dest_type: str = "S") -> GemmInstance:
-    """Random data, never zeros: magnitudes in [0.25, 1) with random signs. D is poisoned."""
+                  dest_type: str = "S", conjugate: tuple[bool, bool] = (False, False)) -> GemmInstance:
+    """Random data, never zeros: magnitudes in [0.25, 1) with random signs (each part of a complex value).
+    D is poisoned."""
     rng = np.random.default_rng(seed)
     inst = empty_instance(m, n, k, batch, transpose_a, transpose_b, pad, data_type, dest_type)
+    inst.conjugate_a, inst.conjugate_b = conjugate
     for t in "ABCD":
         type_char = data_type if t in "AB" else dest_type
         size = inst.elements(t)
         if t == "D" or (t == "C" and beta_zero_c_nan):
-            inst.arrays[t] = np.full(size, poison_bits(type_char)).view(STORAGE[type_char]) if type_char != "B" \
-                else np.full(size, poison_bits("B"), dtype=np.uint16)
+            inst.arrays[t] = np.full(size, poison_value(type_char), dtype=STORAGE[type_char])
         else:
             if type_char == "4xi8":     # every int8 value, packed four to a word
                 inst.arrays[t] = rng.integers(-128, 128, (size, 4)).astype(np.int8).view(np.uint32).reshape(-1)
@@ -133,6 +161,10 @@ def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = Fa
                 continue
             if type_char == "I":        # all of int32 (alpha*AB + beta*C wraps, as the hardware's)
                 inst.arrays[t] = rng.integers(-2**31, 2**31, size).astype(np.int32)
+                continue
+            if type_char in COMPLEX_TYPES:
+                parts = rng.uniform(0.25, 1.0, (size, 2)) * np.where(rng.random((size, 2)) < 0.5, -1.0, 1.0)
+                inst.arrays[t] = (parts[:, 0] + 1j * parts[:, 1]).astype(STORAGE[type_char])
                 continue
             mag = rng.uniform(0.25, 1.0, size)
             inst.arrays[t] = from_float(np.where(rng.random(size) < 0.5, -mag, mag), type_char)
@@ -154,12 +186,11 @@ def gather_batches(inst: GemmInstance, t: str, buffers: list[np.ndarray], lead: 
     many of their ``lead`` elements no longer hold ``filler``'s bits (a kernel that ignored the offset)."""
     bs = inst.batch_stride[t]
     flat = inst.arrays[t].copy()
-    uint = _UINT[flat.itemsize]
-    bits = np.asarray(filler, dtype=flat.dtype).view(uint)
+    bits = part_bits(np.asarray([filler], dtype=flat.dtype))
     changed = 0
     for b, buf in enumerate(buffers):
         flat[b * bs:(b + 1) * bs] = buf[lead:lead + bs]
-        changed += int((buf[:lead].view(uint) != bits).sum())
+        changed += int((part_bits(buf[:lead]) != bits).any(axis=1).sum())
     return flat, changed
 
 
@@ -189,6 +220,10 @@ def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray
         ref = integer_reference(inst, int(alpha), int(beta)).astype(np.float64)
         return ref, np.ones_like(ref)
     a, b = to_float64(inst.view("A"), inst.data_type), to_float64(inst.view("B"), inst.data_type)
+    if inst.conjugate_a:
+        a = np.conj(a)
+    if inst.conjugate_b:
+        b = np.conj(b)
     ref = alpha * np.matmul(a, b)
     scale = abs(alpha) * np.matmul(np.abs(a), np.abs(b))
     if beta != 0.0:
@@ -203,7 +238,9 @@ def tolerance(k: int, data_type: str = "S", dest_type: str = "S", accumulate_typ
     accumulate with v_pk_fma_f16), so the sum's roundoff is fp16's; otherwise fp32's (fp64's for D)."""
     if data_type in INTEGER_TYPES:
         return 0.0      # exact
-    accumulate = ROUNDOFF["D"] if data_type == "D" else ROUNDOFF["H"] if accumulate_type == "H" else ROUNDOFF["S"]
+    if data_type in COMPLEX_TYPES:   # each part sums 2K real products; alpha and beta add complex products
+        k = 2 * k + 4
+    accumulate = ROUNDOFF["D"] if data_type in ("D", "Z") else ROUNDOFF["H"] if accumulate_type == "H" else ROUNDOFF["S"]
     return 4.0 * (k + 2) * accumulate + 2.0 * ROUNDOFF[dest_type]
 
 
@@ -230,9 +267,9 @@ def compare(inst: GemmInstance, d_flat: np.ndarray, alpha: float, beta: float,
     # Everything outside the logical D region must still hold the poison pattern.
     mask = np.zeros(d_flat.size, dtype=bool)
     mask[_region_indices(inst)] = True
-    outside = d_flat.view(_UINT[d_flat.itemsize])[~mask]
+    outside = part_bits(d_flat)[~mask]
     return Comparison(float(rel.max()) if rel.size else 0.0, tol, int((rel > tol).sum()),
-                      int((outside != poison_bits(inst.dest_type)).sum()))
+                      int((outside != poison_bits(inst.dest_type)).any(axis=1).sum()))
 
 
 def _region_indices(inst: GemmInstance) -> np.ndarray:

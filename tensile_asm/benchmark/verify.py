@@ -8,13 +8,18 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.benchmark.footprint import check_fits
-from tensile_asm.benchmark.reference import compare, empty_instance, make_instance
+from tensile_asm.benchmark.reference import COMPLEX_TYPES, compare, empty_instance, make_instance
 from tensile_asm.errors import EmulationError
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.problem import GemmSize
 
 
 Size = GemmSize   # the name verification has always used
+
+
+def complex_scalar(x):
+    """A complex kernel's alpha or beta from a real one: x * (1 + 0.5i) (a complex one as it is)."""
+    return x if isinstance(x, complex) else complex(x, 0.5 * x)
 
 
 @dataclass
@@ -33,7 +38,9 @@ def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, 
                  beta: float, seed: int, runtime, pad: int = 0) -> list[CaseResult]:
     """Run ``contract``'s launches from the code object at ``co_path`` (or {kernel: code object}) for each
     size, on random data with D poisoned (C too when beta is 0), and compare D with the float64 reference.
-    Sizes too large for host memory are refused, all of them before anything is allocated."""
+    Sizes too large for host memory are refused, all of them before anything is allocated. A complex kernel
+    given a real alpha or beta x runs with x * (1 + 0.5i) (``complex_scalar``), so the imaginary parts are
+    exercised; 0 stays 0."""
     if beta != 0.0 and not contract.use_beta:
         raise ValueError("a kernel without beta (UseBeta false) computes D = alpha*A*B; verify it with beta 0")
     c = contract
@@ -43,10 +50,13 @@ def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, 
                                c.data_type, c.dest_type)
         check_fits(c, str(size), shape, strict=getattr(runtime, "strict", True))
     results = []
+    if c.compute_type in COMPLEX_TYPES:
+        alpha, beta = complex_scalar(alpha), complex_scalar(beta)
     for i, (size, batch) in enumerate(zip(sizes, batches)):
         inst = make_instance(size.m, size.n, size.k, batch, c.transpose_a, c.transpose_b,
                              pad=pad, beta_zero_c_nan=(beta == 0.0), seed=seed + i,
-                             data_type=c.data_type, dest_type=c.dest_type)
+                             data_type=c.data_type, dest_type=c.dest_type,
+                             conjugate=(c.conjugate_a, c.conjugate_b))
         try:
             launch = runtime.run_gemm(co_path, contract, inst, alpha, beta)
         except EmulationError as e:

@@ -29,8 +29,12 @@ class Argument:
     offset: int
 
 
-# alpha/beta slot per compute type: its size (at least 4 bytes, as Tensile passes them) and kind
-SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16"), "I": (4, "i32")}
+# alpha/beta slot per compute type: its size (at least 4 bytes, as Tensile passes them) and kind. Complex
+# scalars (C, Z) are Tensile's std::complex: real then imaginary part, aligned as one part (4 or 8 bytes)
+SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16"), "I": (4, "i32"), "C": (8, "c32"), "Z": (16, "c64")}
+
+
+COMPLEX_KINDS = {"c32": "<ff", "c64": "<dd"}
 
 
 def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stagger_u: bool = True,
@@ -76,10 +80,11 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stag
 
 
 def lay_out(spec: list[tuple[str, int, str]]) -> list[Argument]:
-    """Offsets for (name, bytes, kind) in order, each argument aligned to its size (at most 8)."""
+    """Offsets for (name, bytes, kind) in order, each argument aligned to its size (at most 8; a complex
+    scalar to the size of one part, as C++'s alignof(std::complex<T>))."""
     out, offset = [], 0
     for name, size, kind in spec:
-        align = min(size, 8)
+        align = min(size // 2 if kind in COMPLEX_KINDS else size, 8)
         offset = -(-offset // align) * align
         out.append(Argument(name, size, kind, offset))
         offset += size
@@ -192,6 +197,10 @@ def pack_arguments(layout: list[Argument], values: dict[str, int | float]) -> by
         v = values[arg.name]
         if arg.kind == "f16":   # Tensile's host passes a half alpha/beta twice (alpha, alpha_2) in its slot
             struct.pack_into("<ee", buf, arg.offset, float(v), float(v))
+            continue
+        if arg.kind in COMPLEX_KINDS:   # (real, imaginary)
+            z = complex(v)
+            struct.pack_into(COMPLEX_KINDS[arg.kind], buf, arg.offset, z.real, z.imag)
             continue
         fmt = {"u64": "<Q", "u32": "<I", "i32": "<I", "f32": "<f", "f64": "<d"}[arg.kind]
         floating = arg.kind in ("f32", "f64")

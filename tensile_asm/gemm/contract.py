@@ -52,8 +52,9 @@ class Launch:
 
 
 def accumulator_bytes(data_type_char: str) -> int:
-    """Bytes of one accumulator: fp64 for D inputs, otherwise fp32 (16-bit inputs accumulate in fp32)."""
-    return 8 if data_type_char == "D" else 4
+    """Bytes of one accumulator: fp64 for D inputs, a complex pair for C (fp32) and Z (fp64), otherwise fp32
+    (16-bit inputs accumulate in fp32)."""
+    return {"D": 8, "C": 8, "Z": 16}.get(data_type_char, 4)
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,9 @@ class GemmKernelContract:
     persistent_kernel: int = 0
     persistent_kernel_along_batch: bool = False
     pointer_array: bool = False    # StridedBatched false: Address* point to arrays of per-batch pointers
+    # complex types: A / B enter the product conjugated (ComplexConjugateA/B, the ``AlikC``/``BjlkC`` forms)
+    conjugate_a: bool = False
+    conjugate_b: bool = False
 
     # ---- constructors
     @classmethod
@@ -98,7 +102,8 @@ class GemmKernelContract:
                    depth_u=d.depth_u, stagger_stride_shift=d.stagger_stride_shift,
                    persistent_kernel=d.persistent_kernel,
                    persistent_kernel_along_batch=d.persistent_kernel_along_batch,
-                   pointer_array=pt.batched and not pt.strided_batched)
+                   pointer_array=pt.batched and not pt.strided_batched,
+                   conjugate_a=pt.complex_conjugate_a, conjugate_b=pt.complex_conjugate_b)
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -110,7 +115,7 @@ class GemmKernelContract:
             a = next((h for h, halves in HYBRID_TYPES.items() if halves == (a, b)), a)  # F8 A, B8 B: F8B8
             # Tensile's library has no compute type: high-precision accumulation of 16-bit inputs is fp32
             compute = "S" if pt["highPrecisionAccumulate"] and a in ("H", "B") else dest
-            ta, tb, batched = _transposes(pt["operationIdentifier"], name)
+            ta, tb, batched, conj_a, conj_b = _transposes(pt["operationIdentifier"], name)
             wg, mt = sm["workGroup"], sm["macroTile"]
             gsu = int(sm["globalSplitU"])
             accumulation = _ACCUMULATION.get(int(sm.get("globalAccumulation", 0)))
@@ -144,7 +149,8 @@ class GemmKernelContract:
                    workgroup_mapping=max(1, int(sm.get("workGroupMapping", 1))),
                    stagger_u=int(sm.get("staggerU", 0)), depth_u=int(sm.get("depthU", 0)),
                    stagger_stride_shift=int(sm.get("staggerStrideShift", 0)), persistent_kernel=persistent,
-                   persistent_kernel_along_batch=along_batch, pointer_array=pointer_array)
+                   persistent_kernel_along_batch=along_batch, pointer_array=pointer_array,
+                   conjugate_a=conj_a, conjugate_b=conj_b)
 
     # ---- facts
     @property
@@ -254,12 +260,14 @@ class GemmKernelContract:
         return [gemm, Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), post)]
 
 
-def _transposes(operation_identifier: str, name: str) -> tuple[bool, bool, bool]:
-    """(TransposeA, TransposeB, Batched) of the GEMM whose operation identifier this is."""
+def _transposes(operation_identifier: str, name: str) -> tuple[bool, bool, bool, bool, bool]:
+    """(TransposeA, TransposeB, Batched, ComplexConjugateA, ComplexConjugateB) of the GEMM whose operation
+    identifier this is."""
     s = data_type("S")
-    for ta, tb, batched in itertools.product((False, True), repeat=3):
-        pt = ProblemType(s, s, s, transpose_a=ta, transpose_b=tb, batched=batched)
+    for ta, tb, batched, ca, cb in itertools.product((False, True), repeat=5):
+        pt = ProblemType(s, s, s, transpose_a=ta, transpose_b=tb, batched=batched, complex_conjugate_a=ca,
+                         complex_conjugate_b=cb)
         if pt.operation_identifier == operation_identifier:
-            return ta, tb, batched
+            return ta, tb, batched, ca, cb
     raise UserError(f"library solution {name}: operationIdentifier {operation_identifier} is not a GEMM "
                     f"(e.g. Contraction_l_Alik_Bljk_Cijk_Dijk)")

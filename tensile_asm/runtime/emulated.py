@@ -11,7 +11,7 @@ from typing import Mapping
 import numpy as np
 
 from tensile_asm.benchmark.reference import (GemmInstance, batch_buffers, from_float, gather_batches,
-                                             poison_bits)
+                                             poison_value)
 from tensile_asm.emulator.initial import PointerArray
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.errors import UserError
@@ -35,7 +35,7 @@ def emulator_argument(kind: str, v):
         return np.uint32(bits | bits << 16)
     if kind == "i32":   # an int32 alpha/beta, two's complement in its slot
         return np.uint32(int(v) & 0xFFFFFFFF)
-    return {"f32": np.float32, "f64": np.float64, "u64": np.uint64, "u32": np.uint32}[kind](v)
+    return {"f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128, "u64": np.uint64, "u32": np.uint32}[kind](v)
 
 
 def _scalar_bytes(kind: str, size: int, v) -> bytes:
@@ -145,7 +145,7 @@ class EmulatedRuntime(Runtime):
             itemsize = inst.arrays[t].itemsize
             offsets[t] = POINTER_ARRAY_LEAD_UNITS[t] * 16 // itemsize
             if t == "D":
-                fill[t] = poison_bits(type_char).view(inst.arrays[t].dtype)
+                fill[t] = poison_value(type_char)
             else:
                 fill[t] = from_float(np.array([self.guard_value]), type_char)[0]
             per_batch[t] = batch_buffers(inst, t, offsets[t], fill[t])
