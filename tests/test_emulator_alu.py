@@ -306,3 +306,29 @@ def test_packed_fp32_reads_only_the_halves_op_sel_selects():
     em = Emulator.load(build(bad, args=(("in", 8), ("out", 8)), vgprs=12, sgprs=8), strict=True)
     with pytest.raises(Exception, match="reads v3, which nothing has written"):
         em.launch("k", grid=1, block=64, args=[x, np.full((4, 64), np.nan, np.float32)])
+
+
+# clang zeroes (or fills) a register pair with inline constants: each result takes its source's 32-bit constant
+PACKED_CONSTANTS = """
+s_load_dwordx2 s[6:7], s[0:1], 0x8
+v_lshlrev_b32 v1, 2, v0
+s_waitcnt lgkmcnt(0)
+v_pk_mov_b32 v[2:3], 0, -1
+v_pk_mov_b32 v[4:5], 1.0, 64
+v_pk_mov_b32 v[6:7], v[4:5], 0.5 op_sel:[1,0]
+v_pk_add_f32 v[8:9], v[4:5], 2.0 op_sel_hi:[1,0]
+""" + "\n".join(f"global_store_dword v1, v{2 + j}, s[6:7] offset:{256 * j}" for j in range(8)) + """
+s_endpgm
+"""
+
+
+@pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+def test_packed_fp32_inline_constant_sources():
+    out = np.full((8, 64), 0x7FC0DEAD, np.uint32)
+    em = Emulator.load(build(PACKED_CONSTANTS, args=(("in", 8), ("out", 8)), vgprs=10, sgprs=8), strict=True)
+    em.launch("k", grid=1, block=64, args=[np.zeros(1, np.float32), out])
+    f = lambda x: int(np.float32(x).view(np.uint32))
+    expect = [0, 0xFFFFFFFF, f(1.0), 64, 64, f(0.5), f(3.0), 64 + 0]
+    expect[7] = int((np.uint32(64).view(np.float32) + np.float32(2.0)).view(np.uint32))
+    for j, e in enumerate(expect):
+        assert (out[j] == e).all(), (j, hex(out[j][0]), hex(e))

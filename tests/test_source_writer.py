@@ -60,6 +60,9 @@ CASES = {
                                                        ThreadTile=[4, 2], VectorWidth=2)),
     "4xi8II_lsu2_gsu_single_gfx900": ("gfx900", source(problem("4xi8", "i", "i"), WorkGroup=[8, 4, 2],
                                                         GlobalSplitU=2, GlobalSplitUAlgorithm="SingleBuffer")),
+    # complex (Tensile's TYPE_MAC and TYPE_MAC_WRITE order), A conjugated (AlikC), LocalSplitU
+    "CCC_TN_conjugate_a_lsu2_gfx90a": ("gfx90a", source(dict(problem("c", ta=True), ComplexConjugateA=True),
+                                                         WorkGroup=[4, 8, 2], ThreadTile=[2, 1])),
 }
 
 
@@ -206,6 +209,10 @@ ROCBLAS = [
     ("hip/hip_Cijk_Alik_Bljk_4xi8II_BH_GB.yaml", 3, "gfx900"),
     ("hip/hip_Cijk_Ailk_Bljk_4xi8II_BH.yaml", 1, "gfx942"),
     ("vega20/vega20_Cijk_Ailk_Bljk_4xi8II_BH.yaml", 84, "gfx906"),
+    ("hip/hip_Cijk_Ailk_Bljk_CB.yaml", 0, "gfx906"),
+    ("hip/hip_Cijk_AlikC_Bljk_CB_GB.yaml", 1, "gfx942"),
+    ("hip/hip_Cijk_AlikC_Bljk_ZB_GB.yaml", 1, "gfx90a"),
+    ("hip/hip_Cijk_Alik_Bljk_ZB.yaml", 0, "gfx900"),
     ("aldebaran/aldebaran_Cijk_Alik_Bljk_4xi8II_BH_GB.yaml", 57, "gfx90a"),
 ]
 

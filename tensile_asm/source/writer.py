@@ -22,20 +22,24 @@ LANGUAGES = ("hip", "cuda")
 
 # (A/B, C/D, compute) the source writer builds
 SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H", "S"), ("H", "S", "S"),
-                   ("B", "B", "S"), ("B", "S", "S"), ("I8", "I", "I"), ("4xi8", "I", "I")}
+                   ("B", "B", "S"), ("B", "S", "S"), ("I8", "I", "I"), ("4xi8", "I", "I"),
+                   ("C", "C", "C"), ("Z", "Z", "Z")}
+COMPLEX = {"C": "complex_f", "Z": "complex_d"}     # Tensile's complex types: (real, imaginary), interleaved
 # memory type of each data type, and how it becomes / is made from the accumulator (fp32, fp64 for D, and
 # for the integer types int32 arithmetic modulo 2^32, held as unsigned so that C++ wraps as the hardware does)
 _CTYPE = {"S": "float", "D": "double", "H": "half_t", "B": "unsigned short", "I8": "signed char",
-          "4xi8": "unsigned", "I": "int"}
+          "4xi8": "unsigned", "I": "int", **COMPLEX}
 _WIDEN = {"S": "x", "D": "x", "H": "half_to_float(x)", "B": "bf16_to_float(x)", "I8": "(unsigned)(int)x",
-          "4xi8": "x", "I": "(unsigned)x"}
-_NARROW = {"S": "x", "D": "x", "H": "float_to_half(x)", "B": "float_to_bf16(x)", "I": "(int)x"}
+          "4xi8": "x", "I": "(unsigned)x", "C": "x",
+          "Z": "x"}
+_NARROW = {"S": "x", "D": "x", "H": "float_to_half(x)", "B": "float_to_bf16(x)", "I": "(int)x", "C": "x", "Z": "x"}
 # the accumulator (and alpha/beta arithmetic) per A/B type
-_ACC = {"D": "double", "I8": "unsigned", "4xi8": "unsigned"}
+_ACC = {"D": "double", "I8": "unsigned", "4xi8": "unsigned", **COMPLEX}
 # one multiply-add of two LDS elements into the accumulator: Int8x4 packs add four int8 products (dot4)
 _MAC = {"4xi8": "dot4"}
 # an alpha/beta slot of the contract as a C parameter, and its value as the accumulator type
-_SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned", "i32": "int"}
+_SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned", "i32": "int", "c32": "complex_f",
+                 "c64": "complex_d"}
 _GB_GSU = ("GlobalSplitU={} with general (pointer-array) batched GEMM is not implemented (its beta-only/post-GSU "
            "helper kernels take strided batches)")
 
@@ -80,6 +84,9 @@ def supports(solution, arch: Arch | None = None) -> str | None:
         return f"ThreadTile {d.tt0}x{d.tt1} is not a multiple of VectorWidth {d.vector_width}"
     if d.depth_u % d.local_split_u:
         return f"DepthU {d.depth_u} is not a multiple of LocalSplitU {d.local_split_u}"
+    if d.global_split_u > 1 and pt.dest_type.char in COMPLEX:
+        return (f"GlobalSplitU={d.global_split_u} with complex C/D is not implemented (its beta-only and post-GSU "
+                f"helper kernels take real types)")
     if d.global_split_u > 1 and d.global_accumulation != "MultipleBuffer" and pt.dest_type.char not in ("S", "I"):
         return (f"GlobalSplitU={d.global_split_u} SingleBuffer adds into D with fp32 or int32 atomics (after the "
                 f"beta-only kernel); for {pt.dest_type.char} C/D use GlobalSplitUAlgorithm MultipleBuffer")
@@ -95,8 +102,9 @@ def supports(solution, arch: Arch | None = None) -> str | None:
 
 def lds_bytes(solution) -> int:
     """The kernel's LDS: A's and B's DepthU tiles (padded) or the LocalSplitU reduction, at the accumulator size."""
+    from tensile_asm.gemm.contract import accumulator_bytes
     d = solution.derived
-    acc = 8 if solution.problem_type.data_type.char == "D" else 4   # fp64, else fp32/int32 or an Int8x4 pack
+    acc = accumulator_bytes(solution.problem_type.data_type.char)   # an Int8x4 pack is 4 bytes too
     tiles = d.depth_u * (d.mt0 + d.lds_pad_a) + d.depth_u * (d.mt1 + d.lds_pad_b)
     return acc * max(tiles, (d.local_split_u - 1) * d.mt0 * d.mt1)
 
@@ -117,6 +125,8 @@ class KernelSource:
     transpose_b: bool
     batched: bool
     pointer_array: bool         # StridedBatched false: Address* are arrays of per-batch pointers, plus Offset*
+    conjugate_a: bool           # complex: A enters the product conjugated (ComplexConjugateA, AlikC)
+    conjugate_b: bool
     use_beta: bool
     data_type: str
     dest_type: str
@@ -158,6 +168,10 @@ class KernelSource:
     @property
     def integer(self) -> bool:
         return self.dest_type == "I"
+
+    @property
+    def complex(self) -> bool:
+        return self.data_type in COMPLEX
 
     @property
     def a_ctype(self) -> str:
@@ -209,7 +223,9 @@ def kernel_source(solution, name: str, language: str = "hip") -> KernelSource:
     store = "direct" if gsu == 1 else "workspace" if d.global_accumulation == "MultipleBuffer" else "atomic"
     return KernelSource(
         name=name, language=language, transpose_a=pt.transpose_a, transpose_b=pt.transpose_b, batched=pt.batched,
-        pointer_array=pt.batched and not getattr(pt, "strided_batched", True), use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
+        pointer_array=pt.batched and not getattr(pt, "strided_batched", True),
+        conjugate_a=getattr(pt, "complex_conjugate_a", False), conjugate_b=getattr(pt, "complex_conjugate_b", False),
+        use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
         compute_type=pt.compute_type.char, mt0=d.mt0, mt1=d.mt1, sg0=d.sg0 or d.wg0, sg1=d.sg1 or d.wg1,
         local_split_u=d.local_split_u, tt0=d.tt0, tt1=d.tt1, vector_width=d.vector_width, depth_u=d.depth_u,
         glvw_a=d.glvw_a, glvw_b=d.glvw_b, lds_pad_a=d.lds_pad_a, lds_pad_b=d.lds_pad_b, global_split_u=gsu,

@@ -6,6 +6,9 @@ all set, as LLVM omits it). ``neg_lo``/``neg_hi`` negate source i for the low/hi
 ``v_pk_mov_b32 d, a, b``: d.lo = a[op_sel bit 0], d.hi = b[op_sel bit 1].
 Only the selected halves are read: strict mode checks those registers (LLVM leaves the other half of a
 pair unwritten when op_sel_hi makes both results read one half).
+An inline constant source is the 32-bit constant (LLVM's operand type for these sources: V2INT32/V2FP32, a
+32-bit value), read where its low half is selected (clang zeroes a pair with ``v_pk_mov_b32 v[8:9], 0, 0``);
+selecting the high half of a constant is refused, its rule is not modelled.
 """
 
 from __future__ import annotations
@@ -23,8 +26,12 @@ F32 = np.float32
 
 
 def _half(cx, op, high: bool, neg: bool, as_float: bool):
-    if not isinstance(op, Reg) or op.count != 2 or op.kind not in "vs":
-        raise Unsupported(f"packed source {op} (register pairs only; inline constants are not emulated)")
+    if not isinstance(op, Reg):
+        if high:
+            raise Unsupported(f"packed source {op}: the high half of an inline constant is not emulated")
+        return cx.vread_f(op, neg=neg) if as_float else cx.vread(op)
+    if op.count != 2 or op.kind not in "vs":
+        raise Unsupported(f"packed source {op} (register pairs or inline constants only)")
     part = op.sub(1 if high else 0)
     if as_float:
         return cx.vread_f(part, neg=neg)
@@ -69,7 +76,8 @@ def _pk_arith(ins, cx):
         w_lo(w, a)
         w_hi(w, b)
     # the halves op_sel/op_sel_hi select are the registers read (strict mode checks those, not the pairs)
-    run.exact_srcs = [s.sub(bit) for i, s in enumerate(srcs) for bit in {op_sel >> i & 1, op_sel_hi >> i & 1}]
+    run.exact_srcs = [s.sub(bit) for i, s in enumerate(srcs) if isinstance(s, Reg)
+                      for bit in {op_sel >> i & 1, op_sel_hi >> i & 1}]
     return run
 
 
@@ -87,5 +95,5 @@ def _pk_mov(ins, cx):
         y = y.copy() if isinstance(y, np.ndarray) else y
         w_lo(w, x)
         w_hi(w, y)
-    run.exact_srcs = [ins.operands[1].sub(op_sel & 1), ins.operands[2].sub(op_sel >> 1 & 1)]
+    run.exact_srcs = [s.sub(op_sel >> i & 1) for i, s in enumerate(ins.operands[1:3]) if isinstance(s, Reg)]
     return run
