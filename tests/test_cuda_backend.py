@@ -19,9 +19,9 @@ from conftest import REPO
 from test_hip_backend import FakeHip
 
 
-def solution(a="s", d=None, c=None, **params):
+def solution(a="s", d=None, c=None, strided=True, **params):
     pt = {"OperationType": "GEMM", "DataType": a, "TransposeA": False, "TransposeB": True, "Batched": True,
-          "UseBeta": True}
+          "UseBeta": True, "StridedBatched": strided}
     if d:
         pt.update(DestDataType=d, ComputeDataType=c, HighPrecisionAccumulate=True)
     return Solution.from_dict({"ProblemType": pt, "KernelLanguage": "Source", "WorkGroup": [8, 8, 1],
@@ -30,7 +30,8 @@ def solution(a="s", d=None, c=None, **params):
 
 @pytest.mark.skipif(shutil.which("clang++-19") is None, reason="clang 19 (CUDA mode) is not installed")
 @pytest.mark.parametrize("types", [("s", None, None), ("h", "h", "s"), ("d", None, None), ("b", "s", "s"),
-                                   ("h", None, None)])
+                                   ("h", None, None), ("c", None, None, False), ("i8", "i", "i", False),
+                                   ("4xi8", "i", "i")])
 def test_the_cuda_rendering_compiles_to_ptx(tmp_path, types):
     text = write_source(solution(*types, PrefetchGlobalRead=1, WorkGroupMapping=8), "Cijk_cuda", language="cuda")
     assert "hip_runtime.h" not in text and "__builtin_amdgcn" not in text
@@ -41,7 +42,9 @@ def test_the_cuda_rendering_compiles_to_ptx(tmp_path, types):
                            "-o", str(tmp_path / "k.ptx"), str(src)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[:2000]
     ptx = (tmp_path / "k.ptx").read_text()
-    assert ".entry Cijk_cuda(" in ptx and "fma.rn" in ptx
+    # the MACs: integer multiply-adds, or fused ones (complex: NVRTC's __fmaf_rn, declared here, is called)
+    mac = "mad.lo" if types[1] == "i" else "__fmaf_rn" if types[0] == "c" else "fma.rn"
+    assert ".entry Cijk_cuda(" in ptx and mac in ptx
 
 
 def test_cuda_stops_with_one_sentence_without_cupy_or_gpu():
