@@ -255,6 +255,44 @@ def test_global_split_u_without_atomic_add_f32(arch_name, extra, tmp_path):
         assert all(r.passed for r in results), results
 
 
+@pytest.mark.parametrize("arch_name,dtype", [("gfx906", "h"), ("gfx900", "d"), ("gfx90a", "h")])
+def test_global_split_u_single_buffer_fp16_fp64(arch_name, dtype, tmp_path):
+    """GlobalSplitU SingleBuffer with HHH or DDD C/D: the beta-only helper (Cijk_H / Cijk_D) writes beta*C,
+    then every slice adds into D by compare-and-swap, for fp16 on the dword holding the half with the other
+    half kept bit for bit. ld = M + 1 (odd for even M) puts halves of two columns, and of the poisoned padding,
+    in one dword: a lost neighbour shows as an element written outside D's M x N region."""
+    from tensile_asm.writer.build import link_kernels, supports
+    pt = {"OperationType": "GEMM", "DataType": dtype, "DestDataType": dtype, "TransposeA": False,
+          "TransposeB": True, "Batched": True, "UseBeta": True}
+    sol = Solution.from_dict({"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [4, 2], "DepthU": 8,
+                              **PLAIN, "VectorWidth": 2, "GlobalSplitU": 3, "AssertFree0ElementMultiple": 2},
+                             where="test")
+    arch = load_arch(arch_name)
+    assert sol.valid, sol.rejection
+    assert supports(sol, arch) is None, supports(sol, arch)
+    kernel = build_kernel(sol, arch, "gsu_cas16")
+    text = kernel.text()
+    assert ("buffer_atomic_cmpswap_x2" if dtype == "d" else "v_bfi_b32") in text
+    co = tmp_path / "gsu.co"
+    link_kernels([kernel], arch, co)
+    contract = GemmKernelContract.from_solution(sol, "gsu_cas16")
+    assert contract.helper_name() == f"Cijk_{dtype.upper()}"
+    for beta, sizes, pad in ((0.5, [Size(38, 19, 29, 2), Size(2, 1, 1)], 1), (0.0, [Size(18, 33, 13, 3)], 0),
+                             (-1.0, [Size(6, 5, 9)], 3)):
+        results = verify_sizes(co, contract, sizes, -1.25, beta, 7, EmulatedRuntime(), pad=pad)
+        assert all(r.passed for r in results), results
+
+
+def test_global_split_u_single_buffer_fp16_needs_even_m():
+    """Tensile's rule for half GlobalSplitU atomics: AssertFree0ElementMultiple >= 2 (library predicate: M even)."""
+    from tensile_asm.writer.build import supports
+    pt = {"OperationType": "GEMM", "DataType": "h", "DestDataType": "h", "TransposeA": False,
+          "TransposeB": True, "Batched": True, "UseBeta": True}
+    sol = Solution.from_dict({"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [4, 2], "DepthU": 8,
+                              **PLAIN, "VectorWidth": 2, "GlobalSplitU": 3}, where="test")
+    assert "AssertFree0ElementMultiple >= 2" in supports(sol, load_arch("gfx906"))
+
+
 FRACTIONAL = [  # (arch, WorkGroup, ThreadTile, DepthU, (TransposeA, TransposeB), extra): each has partial loads
     ("gfx906", [16, 8, 1], [3, 2], 8, (False, False), {}),                       # A: a partial row of threads
     ("gfx90a", [16, 4, 1], [6, 4], 8, (False, False), {}),                       # A: half of every 2nd load

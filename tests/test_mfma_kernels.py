@@ -95,7 +95,9 @@ def draw_case(rng: random.Random, largest: int) -> dict:
         wg0 = m * wave_group[0]
         mi = {"MatrixInstruction": [m, n, k, b], "WorkGroup": [wg0, threads // wg0, 1],
               "ThreadTile": [wave_tile[0], wave_tile[1] * n]}
-    gsu = rng.choice((1, 1, 1, 2)) if types == "SSS" else 1
+    # GlobalSplitU: SSS, and HHH/DDD SingleBuffer (compare-and-swap; fp16 on the dword of two halves, which
+    # needs Tensile's AssertFree0ElementMultiple 2: M even below)
+    gsu = rng.choice((1, 1, 1, 2)) if types == "SSS" else rng.choice((1, 1, 3)) if types in ("HHH", "DDD") else 1
     pgr = rng.choice((0, 1, 2, 2))
     params = {**mi, "DepthU": du, "PrefetchGlobalRead": pgr, "1LDSBuffer": rng.choice((0, 1)) if pgr else 0,
               "PrefetchLocalRead": rng.choice((0, 1, 1, 2)),
@@ -128,6 +130,11 @@ def draw_case(rng: random.Random, largest: int) -> dict:
             sol = make(prob, params)
     size = Size(_side(rng, mt0, largest), _side(rng, mt1, largest), _side(rng, du, largest),
                 rng.choice((1, 1, 2, 3)))
+    if types in ("HHH", "DDD") and gsu > 1:
+        params["GlobalSplitUAlgorithm"] = "SingleBuffer"
+        if types == "HHH":
+            params["AssertFree0ElementMultiple"] = 2
+            size = Size(size.m + size.m % 2, size.n, size.k, size.batch)
     case = dict(arch=rng.choice(archs), problem=prob, params=params, size=size,
                 alpha=rng.choice((1.0, -0.75, 2.5)),
                 beta=rng.choice((0.0, 1.0, 0.5, -1.25, -0.0)) if use_beta else 0.0, seed=rng.randrange(1 << 20))

@@ -153,6 +153,9 @@ def cases(draw, largest: int, fractional: bool = False):
     assume(sol.valid)
     reason = supports(sol, load_arch(arch))
     note(f"supports: {reason}")
+    d = sol.derived
+    if reason and "AssertFree0ElementMultiple >= 2" in reason:
+        reason = None       # drawn with the assertion below
     assume(reason is None)
     d = sol.derived
     size = Size(_side(draw, d.mt0, largest), _side(draw, d.mt1, largest), _side(draw, d.depth_u, largest),
@@ -164,6 +167,12 @@ def cases(draw, largest: int, fractional: bool = False):
         alpha = draw(st.sampled_from((1.0, -0.75, 2.5, 0.5)))
         beta = draw(st.sampled_from((0.0, 1.0, 0.5, -1.25, -0.0))) if problem["UseBeta"] else 0.0
     data_seed = draw(st.integers(0, 2 ** 20))
+    if d.global_split_u > 1 and not d.gsu_multiple_buffer and problem["DestDataType"] == "h":
+        # fp16 GlobalSplitU SingleBuffer: Tensile's AssertFree0ElementMultiple 2 (the library predicate: M even)
+        sol = Solution.from_dict({"ProblemType": problem, **params, "AssertFree0ElementMultiple": 2}, where="random case")
+        assume(sol.valid and supports(sol, load_arch(arch)) is None)
+        params = {**params, "AssertFree0ElementMultiple": 2}
+        size = Size(size.m + size.m % 2, size.n, size.k, size.batch)
     if problem["Batched"] and d.global_split_u == 1 and not d.persistent_kernel and data_seed % 3 == 0:
         # a third of these batched problems pointer-array (_GB; not with GlobalSplitU or PersistentKernel):
         # decided by the seed already drawn, so the other draws (and the cases they make) stay as they were

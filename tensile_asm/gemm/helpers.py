@@ -36,11 +36,13 @@ def beta_only_name(batched: bool, dest_char: str = "S") -> str:
 
 
 def beta_only_layout(dest_char: str = "S") -> list[Argument]:
-    """Beta is an int32 for int32 C/D (4xi8II), otherwise fp32."""
+    """Beta in C/D's type, as the GEMM's compute type for the C/D types that use this helper: int32 for
+    int32 C/D (4xi8II), fp16 for HHH, fp64 for DDD, otherwise fp32."""
+    size, kind = SCALAR_KIND[dest_char if dest_char in SCALAR_KIND else "S"]
     return lay_out([("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("StridesD0", 4, "u32"),
                     ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"), ("StridesC1", 4, "u32"),
                     ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"), ("SizesFree2", 4, "u32"),
-                    ("Beta", 4, "i32" if dest_char == "I" else "f32")])
+                    ("Beta", size, kind)])
 
 
 def post_gsu_name(batched: bool, dest: str, compute: str, gsu: int) -> str:

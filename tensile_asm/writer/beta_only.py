@@ -3,8 +3,14 @@ never reach D), which the GEMM's slices then add alpha*A*B into with atomics.
 
 Tensile builds this helper as a HIP kernel named ``C<indices>_<DestChar>`` (``Cijk_S``); ours is
 written in assembly with the same name. Arguments (our ABI): AddressD, AddressC, StridesD0/1,
-StridesC0/1, SizesFree0/1/2, Beta. Work-group: 256 threads = 64 rows x 4 columns of D; grid
+StridesC0/1, SizesFree0/1/2, Beta (in the compute type, as Tensile's helper takes it: fp32, int32, fp16
+for ``Cijk_H``, fp64 for ``Cijk_D``). Work-group: 256 threads = 64 rows x 4 columns of D; grid
 (ceil(M/64), ceil(N/4), batch).
+
+16-bit C/D (``H``): each thread reads its own half (``buffer_load_ushort``), multiplies it by the fp16 beta
+in fp16 (``v_mul_f16``, as Tensile's ``((half)C[idxC]) * beta``) and writes the half back with
+``buffer_store_short``; the neighbouring half of the dword is another thread's (or padding) and is not
+touched here. The GEMM's slices later add into D with a compare-and-swap on the dword (store.py).
 """
 
 from __future__ import annotations
@@ -20,36 +26,52 @@ from tensile_asm.writer import elementwise
 from tensile_asm.writer.elementwise import BUFFER_OOB, COLS, ROWS
 
 
+# per C/D type: bytes, load, store, multiply (VGPR = beta * VGPR), mask of beta's magnitude per dword
+_TYPES = {
+    "S": (4, "buffer_load_dword", "buffer_store_dword", "v_mul_f32", (0x7FFFFFFF,)),
+    "I": (4, "buffer_load_dword", "buffer_store_dword", "v_mul_lo_u32", (0xFFFFFFFF,)),
+    "H": (2, "buffer_load_ushort", "buffer_store_short", "v_mul_f16", (0x7FFF,)),
+    "D": (8, "buffer_load_dwordx2", "buffer_store_dwordx2", "v_mul_f64", (0xFFFFFFFF, 0x7FFFFFFF)),
+}
+
+
 def write_beta_only(arch: Arch, batched: bool, dest: str = "S"):
-    """D = beta*C for fp32 C/D, or int32 (``dest`` I: wrapping multiply, beta 0 on all 32 bits)."""
+    """D = beta*C for C/D of type ``dest``: fp32 S, int32 I (wrapping multiply, beta 0 on all 32 bits),
+    fp16 H (multiplied in fp16) or fp64 D. Beta +0 or -0 writes zeros without reading C."""
     from tensile_asm.writer.kernel import Kernel
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
     name = beta_only_name(batched, dest)
-    integer = dest == "I"
+    bpe, load, store, mul, masks = _TYPES[dest]
     ctx = KernelContext(arch, None, name)
     regs, block = entry_registers(ctx, beta_only_layout(dest), workgroup_z=True)
     arg = regs.arg
     m = Module(name)
-    off, c_off, val, oob = (ctx.vgpr(n) for n in ("Offset", "OffsetC", "Value", "OOB"))
+    off, c_off, oob = (ctx.vgpr(n) for n in ("Offset", "OffsetC", "OOB"))
+    val = ctx.vgpr("Value", bpe // 4) if bpe == 8 else ctx.vgpr("Value")
     beta_bits = ctx.sgpr("BetaMagnitude")
     zero, done = ctx.label("BetaZero"), ctx.label("Done")
     coords, row, col = elementwise.coordinates(ctx, regs)
-    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", 4)
-    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", 4)
+    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", bpe)
+    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", bpe)
+    beta = arg("Beta")
     m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod,
-          elementwise.masked_offset(ctx, regs, off, row, col, arg("StridesD0"), 4, oob),
-          elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), 4, oob),
-          ctx.inst("s_and_b32", beta_bits, arg("Beta"), 0xFFFFFFFF if integer else 0x7FFFFFFF),
-          ctx.inst("s_cmp_eq_u32", beta_bits, 0),
+          elementwise.masked_offset(ctx, regs, off, row, col, arg("StridesD0"), bpe, oob),
+          elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), bpe, oob),
+          ctx.inst("s_and_b32", beta_bits, beta[len(masks) - 1] if len(masks) > 1 else beta, masks[-1],
+                   comment="+0 and -0 both mean D = 0"))
+    if len(masks) > 1:      # fp64: the low dword's bits too
+        m.add(ctx.inst("s_or_b32", beta_bits, beta_bits, beta[0]))
+    m.add(ctx.inst("s_cmp_eq_u32", beta_bits, 0),
           ctx.inst("s_cbranch_scc1", zero),
-          ctx.inst("buffer_load_dword", val, c_off, srd_c, 0, mods=["offen"]),
-          ctx.inst("v_mul_lo_u32" if integer else "v_mul_f32", val, arg("Beta"), val),
+          ctx.inst(load, val, c_off, srd_c, 0, mods=["offen"]),
+          ctx.inst(mul, val, beta, val),
           ctx.inst("s_branch", done),
-          LabelDef(zero.name),
-          ctx.inst("v_mov_b32", val, 0),
-          LabelDef(done.name),
-          ctx.inst("buffer_store_dword", val, off, srd_d, 0, mods=["offen"]),
+          LabelDef(zero.name))
+    for i in range(max(1, bpe // 4)):
+        m.add(ctx.inst("v_mov_b32", val[i] if bpe == 8 else val, 0))
+    m.add(LabelDef(done.name),
+          ctx.inst(store, val, off, srd_d, 0, mods=["offen"]),
           ctx.inst("s_endpgm"))
     return finish(ctx, m, beta_only_layout(dest))
 

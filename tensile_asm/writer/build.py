@@ -160,10 +160,16 @@ def supports(solution, arch: Arch) -> str | None:
     if g.integer and g.global_split_u > 1 and g.gsu_multiple_buffer:
         return "GlobalSplitU MultipleBuffer with int32 C/D (4xi8II) is not implemented; use SingleBuffer"
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
-    if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I")):
-        return (f"GlobalSplitU={g.global_split_u} SingleBuffer is implemented for fp32 and int32 C/D only "
-                f"(atomic adds, or for fp32 a compare-and-swap loop where {arch.name} has none); use "
+    if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I"), ("D", "D"), ("H", "H")):
+        return (f"GlobalSplitU={g.global_split_u} SingleBuffer with C/D {g.dest_type} and compute type "
+                f"{g.compute_type} is not implemented (Tensile accumulates it in an fp32 workspace, "
+                f"_GlobalAccumulation SingleBuffer); the writer adds into fp32, int32, fp64 and HHH fp16 D; use "
                 f"GlobalSplitUAlgorithm MultipleBuffer")
+    if atomics and g.dest_type == "H" and int(params.get("AssertFree0ElementMultiple", 1)) < 2:
+        # Tensile rejects it too ("Assembly GSU half requires AF0EM>=2 (for atomics on edge tiles)")
+        return (f"GlobalSplitU={g.global_split_u} SingleBuffer with fp16 C/D needs AssertFree0ElementMultiple "
+                f">= 2 (its atomics work on dwords of two halves), not "
+                f"{params.get('AssertFree0ElementMultiple', 1)}")
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
     return None

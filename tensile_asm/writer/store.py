@@ -1,7 +1,8 @@
 """Write the C tile: D = alpha*acc + beta*C, with edges masked.
 
 With GlobalSplitU the slices add alpha*acc into D with ``buffer_atomic_add_f32`` (a compare-and-swap
-loop where the architecture lacks it: gfx900/gfx906), after the
+loop where the architecture lacks it: gfx900/gfx906; always for fp64 and fp16 D, the fp16 one on the dword
+holding the half, its neighbour kept bit for bit), after the
 beta-only kernel (``beta_only.py``) has set D = beta*C; with GlobalSplitUAlgorithm MultipleBuffer each
 slice writes its unscaled partial tile to its own part of a workspace (passed as D, packed M x N x
 batch per slice) and the post-GSU kernel (``post_gsu.py``) reduces them into D.
@@ -156,7 +157,8 @@ def masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
 
 
 def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_beta: bool,
-                  atomic: bool = False) -> Module:
+                  atomic=False) -> Module:
+    """``atomic``: False, True, or for fp16 D the ``HalfAtomicTarget`` the compare-and-swap uses."""
     g = ctx.geometry
     shift = g.store_bpe.bit_length() - 1   # C is read only when D is D (never with a workspace)
     r = g.acc_regs
@@ -199,8 +201,11 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
         if atomic and g.integer:    # int32 adds are exact in any order
             m.add(ctx.inst("buffer_atomic_add", v, offsets[i], srd_d, 0, mods=["offen"]))
             continue
-        if atomic and ctx.arch.instructions.get("atomic_add_f32"):
+        if atomic and g.dest_type == "S" and ctx.arch.instructions.get("atomic_add_f32"):
             m.add(ctx.inst("buffer_atomic_add_f32", v, offsets[i], srd_d, 0, mods=["offen"]))
+            continue
+        if atomic and g.dest_type == "H":
+            m.add(atomic_add_half_cas(ctx, v, offsets[i], atomic))
             continue
         if atomic:
             m.add(atomic_add_cas(ctx, v, offsets[i], srd_d))
@@ -212,7 +217,7 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
 
 
 def _store_columns(ctx, regs, scalars: Scalars, columns: list, srd_c, srd_d, with_beta: bool,
-                   atomic: bool = False) -> Module:
+                   atomic=False) -> Module:
     """Every column; with StoreRemapVectorWidth, each column block goes from LDS to D once it is complete."""
     m = Module("store the columns")
     for i, c in enumerate(columns):
@@ -223,27 +228,106 @@ def _store_columns(ctx, regs, scalars: Scalars, columns: list, srd_c, srd_d, wit
 
 
 def atomic_add_cas(ctx: KernelContext, value, offset, srd) -> Module:
-    """D[offset] += value (fp32) where the architecture has no ``buffer_atomic_add_f32`` (gfx900/gfx906):
-    a compare-and-swap loop, as Tensile's non-native atomic store. Each in-range lane loads its element,
-    then proposes old + value with ``buffer_atomic_cmpswap`` (glc: it returns what memory held); lanes
+    """D[offset] += value (fp32, or fp64 when ``value`` is a register pair) where the architecture has no
+    atomic add for it (fp32 on gfx900/gfx906; fp64 everywhere this writer uses it): a compare-and-swap
+    loop, as Tensile's non-native atomic store. Each in-range lane loads its element, then proposes
+    old + value with ``buffer_atomic_cmpswap`` (``_x2`` for fp64; glc: it returns what memory held); lanes
     whose returned value is not the one they compared with (another work-group added in between) retry
     with it; the loop ends when every lane has swapped. Values compare as bits, so a NaN or -0 in D
     cannot loop forever. Out-of-range lanes (offset at or past the out-of-range value) take no part."""
     from tensile_asm.isa.registers import EXEC
 
+    wide = value.count == 2
     saved, done, again = ctx.sgpr("SavedExecAtomic", 2), ctx.label("AtomicDone"), ctx.label("AtomicRetry")
-    old, pair = ctx.vgpr("AtomicOld"), ctx.vgpr("AtomicPair", 2)     # pair: {new value, compare value}
+    old = ctx.vgpr("AtomicOld", 2) if wide else ctx.vgpr("AtomicOld")
+    pair = ctx.vgpr("AtomicPair", 4 if wide else 2)     # pair: {new value, compare value}
     glc = ctx.arch.cache_modifier("glc")
-    return Module("atomic add by compare-and-swap").add(
+    m = Module("atomic add by compare-and-swap").add(
         ctx.inst("v_cmp_gt_u32", VCC, ctx.oob_offset, offset, comment="lanes whose element is in D"),
         ctx.inst("s_and_saveexec_b64", saved, VCC),
         ctx.inst("s_cbranch_execz", done),
-        ctx.inst("buffer_load_dword", old, offset, srd, 0, mods=["offen"], comment="first guess of D"),
+        ctx.inst("buffer_load_dwordx2" if wide else "buffer_load_dword", old, offset, srd, 0, mods=["offen"],
+                 comment="first guess of D"),
+        LabelDef(again.name))
+    if wide:
+        m.add(ctx.inst("v_add_f64", pair.slice(0, 2), old, value),
+              ctx.inst("v_mov_b32", pair[2], old[0]),
+              ctx.inst("v_mov_b32", pair[3], old[1]),
+              ctx.inst("buffer_atomic_cmpswap_x2", pair, offset, srd, 0, mods=["offen", glc]),
+              ctx.inst("v_cmp_ne_u64", VCC, pair.slice(0, 2), old, comment="D changed since the guess: try again"),
+              ctx.inst("v_mov_b32", old[0], pair[0]),
+              ctx.inst("v_mov_b32", old[1], pair[1]))
+    else:
+        m.add(ctx.inst("v_add_f32", pair[0], old, value),
+              ctx.inst("v_mov_b32", pair[1], old),
+              ctx.inst("buffer_atomic_cmpswap", pair, offset, srd, 0, mods=["offen", glc]),
+              ctx.inst("v_cmp_ne_u32", VCC, pair[0], old, comment="D changed since the guess: try again"),
+              ctx.inst("v_mov_b32", old, pair[0]))
+    return m.add(ctx.inst("s_and_b64", EXEC, EXEC, VCC),
+                 ctx.inst("s_cbranch_execnz", again),
+                 LabelDef(done.name),
+                 ctx.inst("s_mov_b64", EXEC, saved))
+
+
+@dataclass
+class HalfAtomicTarget:
+    """fp16 D seen as dwords: a descriptor from D's base rounded down to 4 bytes (its range rounded up to
+    whole dwords), and the 0 or 2 bytes the base was rounded down by, which every D offset gains."""
+
+    srd: VReg
+    misalign: VReg
+
+
+def half_atomic_target(ctx: KernelContext, srd_d: VReg) -> tuple[Module, HalfAtomicTarget]:
+    t = HalfAtomicTarget(ctx.sgpr("SrdDDwords", 4), ctx.sgpr("DMisalign"))
+    srd, mis = t.srd, t.misalign
+    return Module("fp16 D as dwords (for the compare-and-swap)").add(
+        ctx.inst("s_and_b32", mis, srd_d[0], 2, comment="D's base is 2-byte aligned; its dword starts 0 or 2 before"),
+        ctx.inst("s_sub_u32", srd[0], srd_d[0], mis),
+        ctx.inst("s_subb_u32", srd[1], srd_d[1], 0),
+        ctx.inst("s_add_u32", srd[2], srd_d[2], mis),
+        ctx.inst("s_add_u32", srd[2], srd[2], 3),
+        ctx.inst("s_and_b32", srd[2], srd[2], 0xFFFFFFFC, comment="whole dwords: the last half's dword is in range"),
+        ctx.inst("s_mov_b32", srd[3], srd_d[3])), t
+
+
+def atomic_add_half_cas(ctx: KernelContext, value, offset, target: HalfAtomicTarget) -> Module:
+    """fp16 D[offset] += value (fp32) with no 16-bit atomic (gfx9): a compare-and-swap loop on the dword that
+    holds the half, as Tensile's GlobalSplitU store for half C/D (its pairs of halves, VectorAtomicWidth 2).
+    Each try widens the half to fp32, adds, rounds once to fp16 and proposes the dword with the other half
+    as it was (``v_bfi_b32``), so a neighbour another lane, work-group or slice owns is kept bit for bit;
+    when two lanes or work-groups hit one dword, the loser's swap fails and it retries with the winner's
+    dword. Out-of-range lanes take no part. The neighbour of D's last half can lie 2 bytes past D when M*N is
+    odd and ld is M: it is rewritten with its own bits, atomically (Tensile's rule AssertFree0ElementMultiple
+    >= 2 makes that the padding between columns or D's end for aligned bases)."""
+    from tensile_asm.isa.registers import EXEC
+
+    saved, done, again = ctx.sgpr("SavedExecAtomic", 2), ctx.label("AtomicDone"), ctx.label("AtomicRetry")
+    addr, shift, mask, old, new = (ctx.vgpr(n) for n in ("AtomicAddr", "AtomicShift", "AtomicMask", "AtomicOld",
+                                                             "AtomicNew"))
+    pair = ctx.vgpr("AtomicPair", 2)     # pair: {new dword, compare dword}
+    glc = ctx.arch.cache_modifier("glc")
+    return Module("fp16 atomic add by compare-and-swap on the dword").add(
+        ctx.inst("v_cmp_gt_u32", VCC, ctx.oob_offset, offset, comment="lanes whose element is in D"),
+        ctx.inst("s_and_saveexec_b64", saved, VCC),
+        ctx.inst("s_cbranch_execz", done),
+        ctx.inst("v_add_u32", addr, target.misalign, offset, comment="offset from the dword-aligned base"),
+        ctx.inst("v_and_b32", shift, 2, addr),
+        ctx.inst("v_lshlrev_b32", shift, 3, shift, comment="0: low half, 16: high half"),
+        ctx.inst("v_and_b32", addr, -4, addr),
+        ctx.inst("v_mov_b32", mask, 0xFFFF),
+        ctx.inst("v_lshlrev_b32", mask, shift, mask, comment="this element's bits of the dword"),
+        ctx.inst("buffer_load_dword", old, addr, target.srd, 0, mods=["offen"], comment="first guess of the dword"),
         LabelDef(again.name),
-        ctx.inst("v_add_f32", pair[0], old, value),
+        ctx.inst("v_lshrrev_b32", new, shift, old),
+        ctx.inst("v_cvt_f32_f16", new, new),
+        ctx.inst("v_add_f32", new, new, value),
+        ctx.inst("v_cvt_f16_f32", new, new),
+        ctx.inst("v_lshlrev_b32", new, shift, new),
+        ctx.inst("v_bfi_b32", pair[0], mask, new, old, comment="the sum, and the neighbour half as it was"),
         ctx.inst("v_mov_b32", pair[1], old),
-        ctx.inst("buffer_atomic_cmpswap", pair, offset, srd, 0, mods=["offen", glc]),
-        ctx.inst("v_cmp_ne_u32", VCC, pair[0], old, comment="D changed since the guess: try again"),
+        ctx.inst("buffer_atomic_cmpswap", pair, addr, target.srd, 0, mods=["offen", glc]),
+        ctx.inst("v_cmp_ne_u32", VCC, pair[0], old, comment="the dword changed since the guess: try again"),
         ctx.inst("v_mov_b32", old, pair[0]),
         ctx.inst("s_and_b64", EXEC, EXEC, VCC),
         ctx.inst("s_cbranch_execnz", again),
@@ -354,7 +438,11 @@ def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg, columns_of=N
         return m.add(_store_columns(ctx, regs, scalars, columns, None, srd_d, False))
     if g.global_split_u > 1:
         # D already holds beta*C (the beta-only kernel ran first); every slice adds alpha * its sum.
-        return m.add(_store_columns(ctx, regs, scalars, columns, None, srd_d, False, atomic=True))
+        atomic = True
+        if g.dest_type == "H":
+            target_mod, atomic = half_atomic_target(ctx, srd_d)
+            m.add(target_mod)
+        return m.add(_store_columns(ctx, regs, scalars, columns, None, srd_d, False, atomic=atomic))
     if not g.use_beta:
         return m.add(_store_columns(ctx, regs, scalars, columns, None, srd_d, False))
     srd_c_mod, srd_c = _matrix_srd(ctx, regs, "C")
