@@ -63,6 +63,10 @@ def main() -> int:
             out.append(row(f"quality bar: gfx90a NT MT128x128x8 TT8x8 WG16x16 PGR PLR GRVW4 VW{vw}",
                            measure(build_kernel(sol, arch, f"q128_vw{vw}"), tmp)))
         if LITE.is_dir():
+            # issue 10's bar: the 128x128 TT8x8 kernel of the vega lite logic on gfx906 at >= 0.90
+            sol = read_logic_file(LITE / "vega10_Cijk_Ailk_Bjlk_SB.yaml").solutions[4]
+            out.append(row("quality bar: gfx906, vega10_Cijk_Ailk_Bjlk_SB #4 (MT128x128x8 TT8x8 StaggerU 32) built "
+                           "for gfx906", measure(build_kernel(sol, load_arch("gfx906"), "q906"), tmp)))
             for path in sorted(LITE.glob("*.yaml")):
                 logic = read_logic_file(path)
                 arch = load_arch(logic.architecture)

@@ -132,10 +132,9 @@ def _mac_steps(p: _Parts, buffer: int) -> Module:
 
 
 def _advance(p: _Parts) -> Module:
-    m = Module("advance descriptors").add(global_read.advance(p.ctx, p.a), global_read.advance(p.ctx, p.b))
     if p.stagger is not None:
-        m.add(stagger.after_advance(p.ctx, [p.a, p.b], p.stagger))
-    return m
+        return stagger.advance(p.ctx, [p.a, p.b], p.stagger)
+    return Module("advance descriptors").add(global_read.advance(p.ctx, p.a), global_read.advance(p.ctx, p.b))
 
 
 def _write_tile(p: _Parts, buffer: int) -> Module:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.global_read import OperandTile, move
@@ -19,7 +19,7 @@ from tensile_asm.writer.prologue import EntryRegisters
 @dataclass
 class StaggerState:
     until_wrap: VReg                 # advances left before the offsets jump back to the start
-    wrap_bytes: dict                 # operand -> SGPR: bytes of all unrolled iterations
+    wrap_bytes: dict                 # operand -> SGPR: the advance that wraps (increment - all unrolled iterations)
     iterations: VReg                 # iterations the start is staggered by
 
 
@@ -38,18 +38,22 @@ def setup(ctx: KernelContext, regs: EntryRegisters, ops: list[OperandTile], loop
         wrap = ctx.sgpr(f"StaggerWrapBytes{op.name}")
         state.wrap_bytes[op.name] = wrap
         m.add(ctx.inst("s_mul_i32", wrap, loop_iters, op.increment),
+              ctx.inst("s_sub_u32", wrap, op.increment, wrap, comment="the advance that wraps to the start"),
               ctx.inst("s_mul_i32", amount, stagger, op.increment),
               move(ctx, op, amount))
     return m, state
 
 
-def after_advance(ctx: KernelContext, ops: list[OperandTile], state: StaggerState) -> Module:
-    """Count one advance; at the end of the unrolled range jump back to its start."""
-    skip = ctx.label("NoStaggerWrap")
-    m = Module("StaggerU wrap")
+def advance(ctx: KernelContext, ops: list[OperandTile], state: StaggerState) -> Module:
+    """Advance every load's offset one iteration along K; at the end of the unrolled range, back to its start.
+    Branch-free, as Tensile's (KernelWriterAssembly.globalReadIncrement: s_cselect of the increment): the
+    countdown picks each operand's increment or its wrapping advance, then one add per offset."""
+    m = Module("advance along K, StaggerU wrap")
     m.add(ctx.inst("s_sub_u32", state.until_wrap, state.until_wrap, 1),
-          ctx.inst("s_cmp_lg_u32", state.until_wrap, 0),
-          ctx.inst("s_cbranch_scc1", skip))
+          ctx.inst("s_cmp_eq_u32", state.until_wrap, 0, comment="the last unrolled step: wrap to the start"))
+    incs = {op.name: ctx.sgpr(f"StaggerInc{op.name}") for op in ops}
     for op in ops:
-        m.add(move(ctx, op, state.wrap_bytes[op.name], negative=True))
-    return m.add(LabelDef(skip.name))
+        m.add(ctx.inst("s_cselect_b32", incs[op.name], state.wrap_bytes[op.name], op.increment))
+    for op in ops:
+        m.add(move(ctx, op, incs[op.name]))
+    return m
