@@ -138,7 +138,7 @@ def draw_case(rng: random.Random, largest: int) -> dict:
     case = dict(arch=rng.choice(archs), problem=prob, params=params, size=size,
                 alpha=rng.choice((1.0, -0.75, 2.5)),
                 beta=rng.choice((0.0, 1.0, 0.5, -1.25, -0.0)) if use_beta else 0.0, seed=rng.randrange(1 << 20))
-    if prob["Batched"] and gsu == 1 and case["seed"] % 3 == 0:
+    if prob["Batched"] and case["seed"] % 3 == 0:
         # a third of these batched problems pointer-array (_GB), decided by the seed already drawn (no
         # further draws, so the other cases stay as they were)
         case["problem"] = {**prob, "StridedBatched": False}

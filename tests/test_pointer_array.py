@@ -38,6 +38,16 @@ KERNELS = {
                                                 "PrefetchGlobalRead": 1, "GlobalReadVectorWidth": 1}),
     "mfma-BBS": ("gfx908", "BBS", True, False, {"MatrixInstruction": [32, 32, 4, 1, 1, 1, 1, 2, 2], "DepthU": 16,
                                                 "PrefetchGlobalRead": 1, "GlobalReadVectorWidth": 1}),
+    # GlobalSplitU: the _GB beta-only helper then atomics into each batch's D (CAS on gfx906; fp16 on dwords), or
+    # the strided workspace and the _GB post-GSU helper
+    "valu-S-gsu": ("gfx906", "SSS", False, True, {**VALU, "GlobalSplitU": 3}),
+    "valu-H-gsu": ("gfx906", "HHH", True, False, {**VALU, "GlobalSplitU": 2, "AssertFree0ElementMultiple": 2,
+                                                  "VectorWidth": 2}),
+    "mfma-HHS-gsu-mb": ("gfx90a", "HHS", False, True, {"MatrixInstruction": [16, 16, 16, 1, 1, 1, 2, 2, 2],
+                                                       "DepthU": 16, "PrefetchGlobalRead": 1, "GlobalReadVectorWidth": 1,
+                                                       "GlobalSplitU": 2, "GlobalSplitUAlgorithm": "MultipleBuffer"}),
+    "mfma-S-gsu": ("gfx90a", "SSS", True, True, {"MatrixInstruction": [16, 16, 4, 1, 1, 2, 1, 2, 2], "DepthU": 16,
+                                                 "PrefetchGlobalRead": 1, "GlobalReadVectorWidth": 1, "GlobalSplitU": 3}),
 }
 _BUILT: dict = {}
 _TMP = Path(tempfile.mkdtemp(prefix="pointer-array-"))
@@ -94,12 +104,21 @@ def test_layout_is_tensiles():
             kernel_arguments(ko, strided, {a.name: 1 for a in strided})
 
 
-def test_library_entry_with_global_split_u_is_refused():
+def test_library_entry_with_global_split_u_launches_gb_helper():
+    """A pointer-array GlobalSplitU solution of a library launches the _GB helper with D's and C's pointer arrays
+    and offsets (Tensile 4.44's beta-only/conversion arguments), and the GEMM with a strided workspace."""
     sol, _ = solution("valu-S")
     entry = {"name": "k", "problemType": {**_problem_type_entry(sol), "stridedBatched": False},
-             "sizeMapping": {"workGroup": [8, 8, 1], "macroTile": [16, 16], "globalSplitU": 2, "globalAccumulation": 1}}
-    with pytest.raises(UserError, match="globalSplitU > 1 with pointer-array"):
-        GemmKernelContract.from_library_entry(entry)
+             "sizeMapping": {"workGroup": [8, 8, 1], "macroTile": [16, 16], "globalSplitU": 2, "globalAccumulation": 2}}
+    contract = GemmKernelContract.from_library_entry(entry)
+    assert contract.helper_name() == "Cijk_S_GB_PostGSU2"
+    ld = {t: 9 for t in "ABCD"}
+    gemm, post = contract.launches(m=9, n=5, k=4, batch=2, ld=ld, batch_stride={t: 45 for t in "ABCD"}, alpha=1.0,
+                                   beta=0.5, addresses={"A": 1, "B": 2, "C": 3, "D": 4, "WS": 5},
+                                   offsets={"A": 6, "B": 7, "C": 8, "D": 9})
+    assert post.kernel == "Cijk_S_GB_PostGSU2" and post.values["OffsetD"] == 9 and post.values["OffsetC"] == 8
+    assert [a.name for a in post.layout][:5] == ["AddressD", "AddressC", "AddressWS", "OffsetD", "OffsetC"]
+    assert gemm.values["AddressD"] == 5 and gemm.values["OffsetD"] == 0 and gemm.values["StridesD1"] == 9 * 5
 
 
 def _problem_type_entry(sol) -> dict:
@@ -113,14 +132,16 @@ def test_supports_reasons():
     sol, _ = solution("valu-S")
     assert supports(sol, arch) is None
     gsu = Solution.from_dict({"ProblemType": problem("SSS", True, False), **VALU, "GlobalSplitU": 2}, where="t")
-    assert "GlobalSplitU=2 with general (pointer-array)" in supports(gsu, arch)
+    assert supports(gsu, arch) is None
     no_buffer = Solution.from_dict({"ProblemType": problem("SSS", True, False), **VALU, "BufferLoad": False}, where="t")
     assert "BufferLoad=False with general (pointer-array)" in supports(no_buffer, arch)
 
 
 CI_CASES = [("valu-S", Size(17, 13, 9, 3), 0.5), ("valu-D", Size(19, 1, 5, 2), 0.0), ("valu-H", Size(1, 23, 11, 5), 0.5),
             ("valu-HHS", Size(33, 17, 8, 2), -1.25), ("mfma-S", Size(37, 19, 21, 3), 0.5),
-            ("mfma-HHS", Size(20, 33, 17, 2), 0.0), ("mfma-BBS", Size(65, 7, 13, 3), 1.0)]
+            ("mfma-HHS", Size(20, 33, 17, 2), 0.0), ("mfma-BBS", Size(65, 7, 13, 3), 1.0),
+            ("valu-S-gsu", Size(9, 13, 17, 2), 0.5), ("valu-H-gsu", Size(18, 9, 21, 2), -1.25),
+            ("mfma-HHS-gsu-mb", Size(20, 33, 37, 2), 0.5), ("mfma-S-gsu", Size(37, 19, 41, 2), 0.0)]
 SLOW_SIZES = [Size(1, 1, 1, 1), Size(31, 29, 23, 7), Size(64, 32, 32, 2), Size(3, 67, 40, 5)]
 
 

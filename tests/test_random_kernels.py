@@ -173,8 +173,8 @@ def cases(draw, largest: int, fractional: bool = False):
         assume(sol.valid and supports(sol, load_arch(arch)) is None)
         params = {**params, "AssertFree0ElementMultiple": 2}
         size = Size(size.m + size.m % 2, size.n, size.k, size.batch)
-    if problem["Batched"] and d.global_split_u == 1 and not d.persistent_kernel and data_seed % 3 == 0:
-        # a third of these batched problems pointer-array (_GB; not with GlobalSplitU or PersistentKernel):
+    if problem["Batched"] and not d.persistent_kernel and data_seed % 3 == 0:
+        # a third of these batched problems pointer-array (_GB, GlobalSplitU's helpers too; not PersistentKernel):
         # decided by the seed already drawn, so the other draws (and the cases they make) stay as they were
         problem = {**problem, "StridedBatched": False}
     return dict(arch=arch, problem=problem, params=params, size=size, alpha=alpha, beta=beta, seed=data_seed)

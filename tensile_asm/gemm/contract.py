@@ -135,8 +135,6 @@ class GemmKernelContract:
         if pointer_array and not batched:
             raise UserError(f"library solution {name}: stridedBatched is false but {pt['operationIdentifier']} "
                             f"has no batch index; rebuild the library with tensile-create-library")
-        if pointer_array and gsu > 1:
-            unsupported.append("globalSplitU > 1 with pointer-array batches (stridedBatched false)")
         if pointer_array and persistent:
             unsupported.append("persistentKernel with pointer-array batches (stridedBatched false)")
         if accumulation is None or unsupported:
@@ -177,8 +175,9 @@ class GemmKernelContract:
         if self.global_split_u == 1:
             return None
         if self.writes_workspace:
-            return helpers.post_gsu_name(self.batched, self.dest_type, self.compute_type, self.global_split_u)
-        return helpers.beta_only_name(self.batched, self.dest_type)
+            return helpers.post_gsu_name(self.batched, self.dest_type, self.compute_type, self.global_split_u,
+                                         self.pointer_array)
+        return helpers.beta_only_name(self.batched, self.dest_type, self.pointer_array)
 
     def batch_count(self, batch: int) -> int:
         """The batch the kernel runs: ``batch``, or 1 for a kernel of a non-batched problem type."""
@@ -222,10 +221,11 @@ class GemmKernelContract:
         offset added to every batch's pointer in ``offsets`` (0 where not given); ``batch_stride`` is passed
         through as Tensile's host passes its descriptors' strides (the kernel does not use it)."""
         batch = self.batch_count(batch)
+        given = dict(offsets or {})
         if offsets and not self.pointer_array:
             raise ValueError(f"kernel {self.name} is strided-batched: it takes no offsets (add them to the addresses)")
-        if self.pointer_array and (self.global_split_u > 1 or self.persistent_kernel):
-            raise UserError(f"kernel {self.name}: GlobalSplitU > 1 or PersistentKernel with pointer-array batches "
+        if self.pointer_array and self.persistent_kernel:
+            raise UserError(f"kernel {self.name}: PersistentKernel with pointer-array batches "
                             f"is not launched by this runtime")
         ws = self.workspace(m, n, batch)
         gemm_ld, gemm_stride, gemm_addr = dict(ld), dict(batch_stride), dict(addresses)
@@ -233,6 +233,8 @@ class GemmKernelContract:
             if "WS" not in addresses:
                 raise ValueError(f"kernel {self.name} writes a workspace: pass its address as addresses['WS']")
             gemm_ld["D"], gemm_stride["D"], gemm_addr["D"] = ws.ld, ws.batch_stride, addresses["WS"]
+            if offsets:     # the workspace is strided, also for a pointer-array kernel (which then ignores OffsetD)
+                offsets = {**offsets, "D": 0}
         cols = {"A": m if self.transpose_a else k, "B": k if self.transpose_b else n}
         values = argument_values(
             m=m, n=n, k=k, batch=batch, ld=gemm_ld, batch_stride=gemm_stride,
@@ -251,11 +253,13 @@ class GemmKernelContract:
         elementwise = {"AddressD": addresses["D"], "AddressC": addresses["C"], "StridesD0": ld["D"],
                        "StridesD1": batch_stride["D"], "StridesC0": ld["C"], "StridesC1": batch_stride["C"],
                        "SizesFree0": m, "SizesFree1": n, "SizesFree2": batch, "Beta": beta_eff}
+        if self.pointer_array:      # the helper reads D and C through their pointer arrays too
+            elementwise.update(OffsetD=given.get("D", 0), OffsetC=given.get("C", 0))
         grid = helpers.grid(m, n, batch)
         if ws is None:
-            layout = helpers.beta_only_layout(self.dest_type)
+            layout = helpers.beta_only_layout(self.dest_type, self.pointer_array)
             return [Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), elementwise), gemm]
-        layout = helpers.post_gsu_layout(self.compute_type)
+        layout = helpers.post_gsu_layout(self.compute_type, self.pointer_array)
         post = {**elementwise, "AddressWS": addresses["WS"], "Alpha": alpha}
         return [gemm, Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), post)]
 

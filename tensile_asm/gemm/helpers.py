@@ -31,28 +31,36 @@ def _c_indices(batched: bool) -> str:
     return "Cijk" if batched else "Cij"
 
 
-def beta_only_name(batched: bool, dest_char: str = "S") -> str:
-    return f"{_c_indices(batched)}_{dest_char}"
+def beta_only_name(batched: bool, dest_char: str = "S", pointer_array: bool = False) -> str:
+    """Tensile's name: ``Cijk_S``, ``Cijk_S_GB`` for pointer-array batches."""
+    return f"{_c_indices(batched)}_{dest_char}{'_GB' if pointer_array else ''}"
 
 
-def beta_only_layout(dest_char: str = "S") -> list[Argument]:
+def _offsets(pointer_array: bool) -> list:
+    """Pointer-array helpers (Tensile's ``_GB`` ones) take AddressD/AddressC as arrays of per-batch pointers and
+    the element offsets added to each, offsetD and offsetC, as Tensile 4.44's beta-only and conversion kernels."""
+    return [("OffsetD", 8, "u64"), ("OffsetC", 8, "u64")] if pointer_array else []
+
+
+def beta_only_layout(dest_char: str = "S", pointer_array: bool = False) -> list[Argument]:
     """Beta in C/D's type, as the GEMM's compute type for the C/D types that use this helper: int32 for
     int32 C/D (4xi8II), fp16 for HHH, fp64 for DDD, otherwise fp32."""
     size, kind = SCALAR_KIND[dest_char if dest_char in SCALAR_KIND else "S"]
-    return lay_out([("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("StridesD0", 4, "u32"),
-                    ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"), ("StridesC1", 4, "u32"),
-                    ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"), ("SizesFree2", 4, "u32"),
-                    ("Beta", size, kind)])
+    return lay_out([("AddressD", 8, "u64"), ("AddressC", 8, "u64"), *_offsets(pointer_array),
+                    ("StridesD0", 4, "u32"), ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"),
+                    ("StridesC1", 4, "u32"), ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"),
+                    ("SizesFree2", 4, "u32"), ("Beta", size, kind)])
 
 
-def post_gsu_name(batched: bool, dest: str, compute: str, gsu: int) -> str:
+def post_gsu_name(batched: bool, dest: str, compute: str, gsu: int, pointer_array: bool = False) -> str:
     types = dest if dest == compute else dest + compute
-    return f"{_c_indices(batched)}_{types}_PostGSU{gsu}"
+    return f"{_c_indices(batched)}_{types}{'_GB' if pointer_array else ''}_PostGSU{gsu}"
 
 
-def post_gsu_layout(compute: str) -> list[Argument]:
+def post_gsu_layout(compute: str, pointer_array: bool = False) -> list[Argument]:
+    """The workspace is strided (packed slices) also for pointer-array D and C, as Tensile's."""
     size, kind = SCALAR_KIND[compute]
-    return lay_out([("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressWS", 8, "u64"),
+    return lay_out([("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressWS", 8, "u64"), *_offsets(pointer_array),
                     ("StridesD0", 4, "u32"), ("StridesD1", 4, "u32"), ("StridesC0", 4, "u32"),
                     ("StridesC1", 4, "u32"), ("SizesFree0", 4, "u32"), ("SizesFree1", 4, "u32"),
                     ("SizesFree2", 4, "u32"), ("Alpha", size, kind), ("Beta", size, kind)])

@@ -54,8 +54,11 @@ def load_batch_pointers(ctx: KernelContext, regs) -> Module | None:
         return None
     m = Module("this batch's pointers (pointer-array batched GEMM)")
     index = ctx.sgpr("BatchPointerOffset")
-    m.add(ctx.inst("s_lshl_b32", index, regs.workgroup[2], 3, comment="WorkGroup2 * 8 bytes per pointer"),
-          ctx.inst("s_load_dwordx2", arg("AddressD"), arg("AddressD"), index))
+    # GlobalSplitU MultipleBuffer: D is the workspace, strided as ever (Tensile's isStridedBuffer)
+    letters = "CAB" if g.writes_workspace else "DCAB"
+    m.add(ctx.inst("s_lshl_b32", index, regs.workgroup[2], 3, comment="WorkGroup2 * 8 bytes per pointer"))
+    if not g.writes_workspace:
+        m.add(ctx.inst("s_load_dwordx2", arg("AddressD"), arg("AddressD"), index))
     if g.use_beta:
         skip_c = ctx.label("SkipBatchPointerC")
         m.add(branch_if_zero(ctx, arg("Beta"), g.compute_type, skip_c, "BatchBeta"),
@@ -74,7 +77,7 @@ def load_batch_pointers(ctx: KernelContext, regs) -> Module | None:
           ctx.inst("s_mov_b32", arg("Tensor2dSizeB")[0], 0),
           ctx.inst("s_mov_b32", arg("Tensor2dSizeB")[1], 0),
           LabelDef(done.name))
-    for letter in "DCAB":
+    for letter in letters:
         shift = (g.in_bpe if letter in "AB" else g.out_bpe).bit_length() - 1
         offset, address = arg(f"Offset{letter}"), arg(f"Address{letter}")
         m.add(ctx.inst("s_lshl_b64", offset, offset, shift, comment=f"Offset{letter} elements to bytes"),

@@ -3,7 +3,8 @@ never reach D), which the GEMM's slices then add alpha*A*B into with atomics.
 
 Tensile builds this helper as a HIP kernel named ``C<indices>_<DestChar>`` (``Cijk_S``); ours is
 written in assembly with the same name. Arguments (our ABI): AddressD, AddressC, StridesD0/1,
-StridesC0/1, SizesFree0/1/2, Beta (in the compute type, as Tensile's helper takes it: fp32, int32, fp16
+StridesC0/1, SizesFree0/1/2, Beta (pointer-array ``Cijk_<D>_GB``: AddressD/AddressC are arrays of per-batch
+pointers, and OffsetD/OffsetC follow them, as Tensile's helper takes them) (in the compute type, as Tensile's helper takes it: fp32, int32, fp16
 for ``Cijk_H``, fp64 for ``Cijk_D``). Work-group: 256 threads = 64 rows x 4 columns of D; grid
 (ceil(M/64), ceil(N/4), batch).
 
@@ -35,16 +36,18 @@ _TYPES = {
 }
 
 
-def write_beta_only(arch: Arch, batched: bool, dest: str = "S"):
+def write_beta_only(arch: Arch, batched: bool, dest: str = "S", pointer_array: bool = False):
     """D = beta*C for C/D of type ``dest``: fp32 S, int32 I (wrapping multiply, beta 0 on all 32 bits),
-    fp16 H (multiplied in fp16) or fp64 D. Beta +0 or -0 writes zeros without reading C."""
+    fp16 H (multiplied in fp16) or fp64 D. Beta +0 or -0 writes zeros without reading C (nor, with
+    ``pointer_array``, C's pointer: Tensile's host may pass none then)."""
     from tensile_asm.writer.kernel import Kernel
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
-    name = beta_only_name(batched, dest)
+    name = beta_only_name(batched, dest, pointer_array)
+    layout = beta_only_layout(dest, pointer_array)
     bpe, load, store, mul, masks = _TYPES[dest]
     ctx = KernelContext(arch, None, name)
-    regs, block = entry_registers(ctx, beta_only_layout(dest), workgroup_z=True)
+    regs, block = entry_registers(ctx, layout, workgroup_z=True)
     arg = regs.arg
     m = Module(name)
     off, c_off, oob = (ctx.vgpr(n) for n in ("Offset", "OffsetC", "OOB"))
@@ -52,10 +55,10 @@ def write_beta_only(arch: Arch, batched: bool, dest: str = "S"):
     beta_bits = ctx.sgpr("BetaMagnitude")
     zero, done = ctx.label("BetaZero"), ctx.label("Done")
     coords, row, col = elementwise.coordinates(ctx, regs)
-    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", bpe)
-    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", bpe)
+    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", bpe, pointer_array)
+    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", bpe, pointer_array)
     beta = arg("Beta")
-    m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod,
+    m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod,
           elementwise.masked_offset(ctx, regs, off, row, col, arg("StridesD0"), bpe, oob),
           elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), bpe, oob),
           ctx.inst("s_and_b32", beta_bits, beta[len(masks) - 1] if len(masks) > 1 else beta, masks[-1],
@@ -64,6 +67,7 @@ def write_beta_only(arch: Arch, batched: bool, dest: str = "S"):
         m.add(ctx.inst("s_or_b32", beta_bits, beta_bits, beta[0]))
     m.add(ctx.inst("s_cmp_eq_u32", beta_bits, 0),
           ctx.inst("s_cbranch_scc1", zero),
+          srd_c_mod,
           ctx.inst(load, val, c_off, srd_c, 0, mods=["offen"]),
           ctx.inst(mul, val, beta, val),
           ctx.inst("s_branch", done),
@@ -73,7 +77,7 @@ def write_beta_only(arch: Arch, batched: bool, dest: str = "S"):
     m.add(LabelDef(done.name),
           ctx.inst(store, val, off, srd_d, 0, mods=["offen"]),
           ctx.inst("s_endpgm"))
-    return finish(ctx, m, beta_only_layout(dest))
+    return finish(ctx, m, layout)
 
 
 def finish(ctx: KernelContext, m: Module, layout):

@@ -71,9 +71,6 @@ def _problem_reason(solution) -> str | None:
         return f"data types {''.join(types)} (A/B, C/D, compute) are not implemented; the writer builds {names}"
     if pt.batched and not pt.strided_batched:
         d = solution.derived
-        if d.global_split_u > 1:
-            return (f"GlobalSplitU={d.global_split_u} with general (pointer-array) batched GEMM is not "
-                    f"implemented (its beta-only/post-GSU helper kernels take strided batches)")
         if not d.buffer_load:
             return ("BufferLoad=False with general (pointer-array) batched GEMM is not implemented (A and B "
                     "are read as zeros through empty buffer ranges when alpha or K is 0)")
@@ -146,10 +143,12 @@ def supports(solution, arch: Arch) -> str | None:
     if not d.fused_mac and not InstructionSet(arch).encoding("v_mac_f32"):
         # Tensile raises too ("MAC instruction specified but not supported")
         return f"MACInstruction={params['MACInstruction']}: {arch.name} has no v_mac_f32 (unfused); use FMA"
-    if d.mt0 not in VALID_MT_SIDES or d.mt1 not in VALID_MT_SIDES:
-        # logic files may hold such tiles (Tensile checks its side list only in tuning configs)
-        return (f"MacroTile {d.mt0}x{d.mt1}: the writer builds Tensile's tuning tile sides only (powers of two up "
-                f"to 1024 and 6, 12, 24, ... 768)")
+    if g.is_mfma and (d.mt0 not in VALID_MT_SIDES or d.mt1 not in VALID_MT_SIDES):
+        # logic files may hold such tiles (Tensile checks its side list only in tuning configs). The VALU writer
+        # takes any WorkGroup x ThreadTile side (thread ids by constant division: WorkGroup 12 x ThreadTile 3 of
+        # rocBLAS's vega logic); its MFMA one splits wave ids by powers of two.
+        return (f"MacroTile {d.mt0}x{d.mt1}: the MFMA writer builds Tensile's tuning tile sides only (powers of two "
+                f"up to 1024 and 6, 12, 24, ... 768)")
     reason = geometry_reason(g)
     if reason:
         return reason
@@ -201,7 +200,8 @@ def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
         if name is None or name in names:
             continue
         g = k.geometry
-        helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched, g.dest_type)
+        helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched, g.dest_type,
+                                                                                    g.pointer_array)
         if helper.name != name:
             raise AssertionError(f"helper kernel {helper.name} written where the contract launches {name}")
         out.append(helper)

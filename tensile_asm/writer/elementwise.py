@@ -26,14 +26,23 @@ def coordinates(ctx: KernelContext, regs) -> tuple[Module, VReg, VReg]:
     return m, row, col
 
 
-def descriptor(ctx: KernelContext, regs, letter: str, bpe: int) -> tuple[Module, VReg]:
-    """Buffer descriptor of this batch's matrix ``letter``: base + WorkGroup2*batch stride, ld*N records."""
+def descriptor(ctx: KernelContext, regs, letter: str, bpe: int, pointer_array: bool = False) -> tuple[Module, VReg]:
+    """Buffer descriptor of this batch's matrix ``letter``: base + WorkGroup2*batch stride, ld*N records; for a
+    pointer-array helper (Tensile's ``_GB``), Address<letter>[WorkGroup2] + Offset<letter> elements."""
     arg = regs.arg
     srd = ctx.sgpr(f"Srd{letter}", 4)
     shift = bpe.bit_length() - 1
-    m = Module(f"descriptor for {letter}").add(
-        batch_base(ctx, regs, srd.slice(0, 2), letter, bpe),
-        ctx.inst("s_mul_i32", srd[2], arg(f"Strides{letter}0"), arg("SizesFree1")),
+    m = Module(f"descriptor for {letter}")
+    if pointer_array:
+        index, offset = ctx.sgpr(f"BatchPointer{letter}"), ctx.sgpr(f"ByteOffset{letter}", 2)
+        m.add(ctx.inst("s_lshl_b32", index, regs.workgroup[2], 3, comment="WorkGroup2 * 8 bytes per pointer"),
+              ctx.inst("s_load_dwordx2", srd.slice(0, 2), arg(f"Address{letter}"), index),
+              ctx.inst("s_lshl_b64", offset, arg(f"Offset{letter}"), shift, comment=f"Offset{letter} elements to bytes"),
+              ctx.inst("s_add_u32", srd[0], srd[0], offset[0]),
+              ctx.inst("s_addc_u32", srd[1], srd[1], offset[1]))
+    else:
+        m.add(batch_base(ctx, regs, srd.slice(0, 2), letter, bpe))
+    m.add(ctx.inst("s_mul_i32", srd[2], arg(f"Strides{letter}0"), arg("SizesFree1")),
         ctx.inst("s_lshl_b32", srd[2], srd[2], shift),
         ctx.inst("s_mov_b32", srd[3], ctx.arch.memory["buffer_srd_word3"]))
     return m, srd

@@ -3,7 +3,9 @@ partial tiles in the workspace) + beta*C, converted to D's type (C is not read w
 
 Workspace layout (our ABI with the GEMM kernel, which receives it as its D): slice s holds a packed
 M x N x batch tile of the accumulator type at element s*M*N*batch. Arguments: AddressD, AddressC,
-AddressWS, StridesD0/1, StridesC0/1, SizesFree0/1/2, Alpha, Beta (compute type). One thread per
+AddressWS, StridesD0/1, StridesC0/1, SizesFree0/1/2, Alpha, Beta (compute type); pointer-array
+(``..._GB_PostGSU<n>``): AddressD/AddressC arrays of per-batch pointers, OffsetD/OffsetC after AddressWS, the
+workspace strided as ever (Tensile's conversion kernel: BatchD, W, BatchC, offsetD, offsetC). One thread per
 element, 64 x 4 per work-group, grid (ceil(M/64), ceil(N/4), batch).
 """
 
@@ -29,9 +31,10 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
     # The GEMM's types (C/D, accumulator, alpha and beta); the reduction always takes beta, so one helper
     # serves the GEMMs with and without it.
     g = Geometry(replace(gemm.problem_type, use_beta=True), gemm.derived)
-    name = post_gsu_name(gemm.batched, gemm.dest_type, gemm.compute_type, gemm.global_split_u)
+    pa = gemm.pointer_array
+    name = post_gsu_name(gemm.batched, gemm.dest_type, gemm.compute_type, gemm.global_split_u, pa)
     ctx = KernelContext(arch, g, name)
-    layout = post_gsu_layout(gemm.compute_type)
+    layout = post_gsu_layout(gemm.compute_type, pa)
     regs, block = entry_registers(ctx, layout, workgroup_z=True)
     arg = regs.arg
     r, acc_bpe = g.acc_regs, 4 * g.acc_regs
@@ -40,9 +43,9 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
     oob, ws_off, d_off, c_off = (ctx.vgpr(n) for n in ("OOB", "OffsetWS", "OffsetD", "OffsetC"))
     total, part, c_val = (VReg("v", r, n, align) for n in ("Sum", "Part", "ValueC"))
     coords, row, col = elementwise.coordinates(ctx, regs)
-    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", g.out_bpe)
-    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", g.out_bpe)
-    m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod, srd_c_mod)
+    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", g.out_bpe, pa)
+    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", g.out_bpe, pa)    # built only where beta is not 0
+    m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod)
     # Workspace: base AddressWS; element (m, n, b) of slice s at s*slice + b*M*N + n*M + m.
     srd_ws, mn, slice_bytes, tmp = ctx.sgpr("SrdWS", 4), ctx.sgpr("MN"), ctx.sgpr("SliceBytes"), ctx.sgpr("Tmp")
     batch_base = ctx.vgpr("BatchBase")
@@ -78,6 +81,7 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
         m.add(ctx.inst("s_and_b32", beta_bits, beta[0], 0x7FFF if g.compute_type == "H" else 0x7FFFFFFF))
     m.add(ctx.inst("s_cmp_eq_u32", beta_bits, 0),
           ctx.inst("s_cbranch_scc1", beta_zero),
+          srd_c_mod,
           ctx.inst(LOAD_OUT[g.out_bpe], c_val, c_off, srd_c, 0, mods=["offen"]),
           widen_c(ctx, c_val),
           fma(ctx, total, scalars.beta, c_val),
