@@ -1,0 +1,42 @@
+"""A create-library output folder: per logic file, built/total and the grouped reasons from support.json, then a
+seeded sample of built solutions per file verified from the library on the strict emulator (1x1x1 beta 0, then
+67x37x23 batch 2 beta 0.5).
+
+    PYTHONPATH=$PWD .venv/bin/python tools/hip_fallback_sample.py OUT_DIR [PER_FILE=1] [SEED=13]
+"""
+import json, random, re, sys, collections
+from pathlib import Path
+from tensile_asm.benchmark.verify import Size, verify_library
+from tensile_asm.library.codeobjects import LibraryFolder
+out = Path(sys.argv[1]); per_file = int(sys.argv[2]) if len(sys.argv) > 2 else 1; seed = int(sys.argv[3]) if len(sys.argv) > 3 else 13
+support = json.loads((out / 'support.json').read_text())
+rows = support['solutions'] if isinstance(support, dict) and 'solutions' in support else support
+files = collections.defaultdict(list)
+for r in rows:
+    files[(r['architecture'], r['file'])].append(r)
+rng = random.Random(seed); pick = {}
+reasons = collections.Counter()
+for (gfx, f), rs in sorted(files.items()):
+    built = [r for r in rs if r['built']]
+    print(f"{gfx} {Path(f).name:45s} {len(built):3d}/{len(rs):3d}")
+    for r in rs:
+        if not r['built']:
+            reasons[(gfx, re.sub(r'\d+', 'N', r['reason'] or '?')[:140])] += 1
+    for r in rng.sample(built, min(per_file, len(built))):
+        pick[r['name']] = (gfx, Path(f).name)
+for (gfx, why), n in sorted(reasons.items()):
+    print(f"  {gfx} {n:4d} {why}")
+if per_file == 0:
+    sys.exit(0)
+sizes = [Size(1, 1, 1, 1), Size(67, 37, 23, 2)]
+bad = 0
+with LibraryFolder(out / 'library') as folder:
+    for beta in (0.0, 0.5):
+        for s in verify_library(folder, sizes[:1] if beta == 0.0 else sizes[1:], 1.5, beta, 7, strict=True, names=set(pick)):
+            if s.architecture not in {g for g, _ in pick.values()}:
+                continue
+            res = ", ".join(f"{r.size} b={r.beta:g} err={r.max_rel_error if r.max_rel_error is None else f'{r.max_rel_error:.1e}'} {'PASS' if r.passed else 'FAIL ' + r.detail}" for r in s.results)
+            ok = s.passed
+            bad += not ok
+            print(f"{pick[s.name][1]:45s} {s.architecture} {s.name[:60]}: {res or s.not_run or 'sizes not accepted ' + str(s.skipped)}", flush=True)
+print('failed or not run:', bad)
