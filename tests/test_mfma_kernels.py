@@ -6,7 +6,7 @@ Randomized differential test: MFMA parameter sets drawn from the shapes the writ
 4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead 0/1/2,
 PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU, LDS layouts: TransposeLDS,
 UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B, StoreRemapVectorWidth,
-SourceSwap, MIArchVgpr), architectures with matrix
+SourceSwap, MIArchVgpr, WaveSeparateGlobalReadA/B), architectures with matrix
 cores, edge sizes (1, primes, non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
 with seed ``SEED``; ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
 ``tensile-asm verify`` command.
@@ -157,6 +157,12 @@ def draw_case(rng: random.Random, largest: int) -> dict:
     acc_regs = wave_tile[0] * wave_tile[1] * m * n // 64 * (2 if types == "DDD" else 1)
     if case["arch"] != "gfx908" and acc_regs <= 64 and rng.random() < 0.3:   # room left for the loop's VGPRs
         params["MIArchVgpr"] = True
+    # WaveSeparateGlobalReadA/B (each wave loads its own block of the tile), where the tile splits among the waves
+    for tc in "AB":
+        if waves > 1 and rng.random() < 0.4:
+            params["WaveSeparateGlobalRead" + tc] = 1
+            if not make(case["problem"], params).valid:
+                del params["WaveSeparateGlobalRead" + tc]
     return case
 
 

@@ -114,6 +114,10 @@ def solutions(draw, fractional: bool = False):
         "PersistentKernel": draw(st.sampled_from((0, 0, 0, 2, -1))),
         "PersistentKernelAlongBatch": draw(st.booleans()),
         "InnerUnroll": draw(st.sampled_from((1, 1, 1, 2))),
+        # each wave loads its own block of the tile (Tensile allows it for VALU kernels too); draws whose tile
+        # does not split among the waves are invalid and assumed away
+        "WaveSeparateGlobalReadA": draw(st.sampled_from((0, 0, 0, 1))),
+        "WaveSeparateGlobalReadB": draw(st.sampled_from((0, 0, 0, 1))),
     }
     if fractional:
         params["FractionalLoad"] = draw(st.sampled_from((0, 1)))

@@ -86,6 +86,9 @@ class Derived:
     buffer_store: bool = True  # C/D through buffer descriptors
     coalesce_group_a: bool = True  # GlobalReadCoalesceGroupA: adjacent threads along the coalesced dimension
     coalesce_group_b: bool = True
+    wave_separate_a: bool = False  # WaveSeparateGlobalReadA: each wave loads its own share of A's perpendicular dimension
+    wave_separate_b: bool = False
+    wavefront_size: int = 64
     guarantee_no_partial_a: bool = True
     guarantee_no_partial_b: bool = True
     assert_summation_multiple: int = 1  # AssertSummationElementMultiple: K is a multiple of it (library predicate)
@@ -221,6 +224,7 @@ class _Deriver(LayoutMixin):
         self._vector_widths(bpe)
         self._flags()
         self._write_shape(nt, mt0, mt1, lsu)
+        self._wave_separate(nt)
         self._depth_u(nt, bpe)
         self._lds(bpe, mt0, mt1, lsu)
         self._loop(lsu)
@@ -376,7 +380,9 @@ class _Deriver(LayoutMixin):
                         prefetch_local_read=int(p["PrefetchLocalRead"]), stagger_u=p["StaggerU"],
                         workgroup_mapping=wgm if abs(wgm) > 1 else 1, global_split_u=p["GlobalSplitU"],
                         coalesce_group_a=bool(p["GlobalReadCoalesceGroupA"]),
-                        coalesce_group_b=bool(p["GlobalReadCoalesceGroupB"]))
+                        coalesce_group_b=bool(p["GlobalReadCoalesceGroupB"]),
+                        wave_separate_a=bool(p["WaveSeparateGlobalReadA"]),
+                        wave_separate_b=bool(p["WaveSeparateGlobalReadB"]), wavefront_size=p["WavefrontSize"])
 
     def _write_shape(self, nt: int, mt0: int, mt1: int, lsu: int) -> None:
         p, pt = self.p, self.pt

@@ -156,11 +156,38 @@ class LayoutMixin:
     """DepthU, global-load tile and LDS layout steps of ``_Deriver``."""
 
     # ---- DepthU and the global-load tile
+    def _wave_separate(self, nt: int) -> None:
+        """Tensile 4.44's checks for WaveSeparateGlobalReadA/B (SolutionStructs.checkAndAssignWaveSeparateGlobalRead):
+        each wave loads its own contiguous share of the operand's perpendicular dimension (the tile's K values when
+        the tile dimension is the unit-stride one, else its tile indices), so that share must split evenly."""
+        p, waves = self.p, nt // self.p["WavefrontSize"]
+        for tc in "AB":
+            if not p["WaveSeparateGlobalRead" + tc]:
+                continue
+            tlu, mt = (self.pt.tlu_a if tc == "A" else self.pt.tlu_b), self.k["MacroTile" + tc]
+            if not waves:   # Tensile 4.44 divides by the number of whole waves (and fails on 0)
+                self.reject(f"WaveSeparateGlobalRead{tc} needs at least one whole wave: NumThreads {nt} is less "
+                            f"than WavefrontSize {p['WavefrontSize']}")
+            if p["FractionalLoad"]:
+                self.reject(f"WaveSeparateGlobalRead{tc} is not supported with FractionalLoad {p['FractionalLoad']}")
+            if p["LocalDotLayout"] > 1:
+                self.reject(f"WaveSeparateGlobalRead{tc} is not supported with LocalDotLayout {p['LocalDotLayout']} > 1")
+            if tlu and p["DepthU"] > 0 and p["DepthU"] % waves:
+                self.reject(f"WaveSeparateGlobalRead{tc} needs DepthU {p['DepthU']} to be a multiple of the "
+                            f"{waves} waves ({tc}'s K values are split among them)")
+            if not tlu and mt % waves:
+                self.reject(f"WaveSeparateGlobalRead{tc} needs MacroTile{tc} {mt} to be a multiple of the "
+                            f"{waves} waves ({tc}'s tile indices are split among them)")
+
     def _depth_u(self, nt: int, bpe: int) -> None:
         p = self.p
         user = p["DepthU"]
         if user < 0:
             du, last = 2, MAX_DEPTH_U
+            waves = nt // p["WavefrontSize"]   # Tensile 4.44 starts the search at the waves for a WSGR K split
+            if any(p["WaveSeparateGlobalRead" + tc] and (self.pt.tlu_a if tc == "A" else self.pt.tlu_b)
+                   for tc in "AB"):
+                du = max(du, waves)
         else:
             du, last = user, user
         while True:
@@ -268,6 +295,9 @@ class LayoutMixin:
             # Tensile 4.44: totalVectorsCoalesced at the (possibly reduced) load width (MFMA; VALU as before)
             tvc = coal // (k["GlobalLoadVectorWidth" + tc] if self.mfma else p["GlobalReadVectorWidth"])
             want = p["NumLoadsCoalesced" + tc]
+            waves = max(1, self.out["num_threads"] // p["WavefrontSize"])
+            if p["WaveSeparateGlobalRead" + tc]:   # each wave splits its own perpendicular share (Tensile 4.44)
+                perp = ceil_div(perp, waves)
             if want in (1, -1):
                 order = range(1, nl + 1) if want == 1 else range(nl, 0, -1)
                 found = [c for c in order if nl % c == 0 and tvc % c == 0 and perp % (nl // c) == 0]
@@ -282,7 +312,7 @@ class LayoutMixin:
             nlp = nl // nlc
             lsc, lsp = (mt // nlc, ceil_div(du, nlp)) if tlu else (ceil_div(du, nlc), mt // nlp)
             if p["WaveSeparateGlobalRead" + tc]:
-                lsp = ceil_div(lsp, max(1, self.out["num_threads"] // p["WavefrontSize"]))
+                lsp = ceil_div(lsp, waves)
             k.update({"NumLoadsCoalesced" + tc: nlc, "NumLoadsPerpendicular" + tc: nlp, "LSC" + tc: lsc, "LSP" + tc: lsp})
         g = k["GlobalLoadVectorWidth" + tc]
         k["LVC" + tc] = ceil_div(k["LSC" + tc], g)

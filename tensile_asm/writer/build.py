@@ -42,8 +42,6 @@ FEATURE_LIMITS = (
     ("DirectToVgprA", {0}, "DirectToVgpr is not implemented"),
     ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
-    ("WaveSeparateGlobalReadA", {0}, "WaveSeparateGlobalRead is not implemented"),
-    ("WaveSeparateGlobalReadB", {0}, "WaveSeparateGlobalRead is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
 )
 
@@ -171,6 +169,10 @@ def supports(solution, arch: Arch) -> str | None:
                 f"{params.get('AssertFree0ElementMultiple', 1)}")
     if g.lds_bytes > arch.max_lds_bytes_per_workgroup:
         return f"needs {g.lds_bytes} bytes of LDS, more than {arch.name}'s {arch.max_lds_bytes_per_workgroup}"
+    if g.lds_bytes > 65536:
+        # the writer addresses LDS tiles and buffers with 16-bit instruction offsets
+        return (f"needs {g.lds_bytes} bytes of LDS; more than 64 KiB (possible on {arch.name}) is not implemented "
+                f"(LDS instruction offsets are 16-bit)")
     return None
 
 

@@ -65,6 +65,7 @@ class Geometry:
     buffer_store = _derived("buffer_store")
     coalesce_group_a = _derived("coalesce_group_a")
     coalesce_group_b = _derived("coalesce_group_b")
+    wavefront_size = _derived("wavefront_size")
     assert_summation_multiple = _derived("assert_summation_multiple")
     store_remap = _derived("store_remap", "MFMA StoreRemapVectorWidth (0: none)")
     source_swap = _derived("source_swap", "MFMA SourceSwap: B is the first MFMA operand")
@@ -226,6 +227,15 @@ class Geometry:
     def num_loads_coalesced(self, operand: str) -> int:
         """Loads per thread along the coalesced dimension (Tensile's NumLoadsCoalesced)."""
         return self._operand("num_loads_coalesced", operand)
+
+    def wave_separate(self, operand: str) -> bool:
+        """WaveSeparateGlobalReadA/B: each wave loads a contiguous share of the operand's perpendicular
+        dimension (LSP x NumLoadsPerpendicular of it), its lanes forming the LSC x LSP load tile."""
+        return self._operand("wave_separate", operand)
+
+    def load_threads(self, operand: str) -> int:
+        """Threads that together form one LSC x LSP load tile: a wave with WaveSeparateGlobalRead, else all."""
+        return self.wavefront_size if self.wave_separate(operand) else self.num_threads
 
     def load_spacing(self, operand: str) -> tuple[int, int]:
         """(LSC, LSP): elements one load instruction of all threads covers along each dimension."""

@@ -146,7 +146,7 @@ def load_bounds(g, name: str, load: int) -> tuple[int | None, int | None]:
     tlu = g.tlu_a if name == "A" else g.tlu_b
     mt = g.mt0 if name == "A" else g.mt1
     par, perp = (mt, g.depth_u) if tlu else (g.depth_u, mt)
-    rows = -(-g.num_threads // (lsc // g.glvw(name)))     # rows of threads, the last one perhaps partial
+    rows = -(-g.load_threads(name) // (lsc // g.glvw(name)))     # rows of threads, the last one perhaps partial
     perp_limit = min(perp, (p + 1) * lsp)
     return (perp_limit if p * lsp + rows > perp_limit else None,
             par if (c + 1) * lsc > par else None)
@@ -158,6 +158,8 @@ def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, 
     Tensile's assignment: threads form rows of LSC/GLVW vectors along the coalesced dimension
     (thread t at vector t % (LSC/GLVW) of row t / (LSC/GLVW)); load (p, c), numbered p*NLC + c, is
     LSC elements further along the coalesced dimension per c and LSP further across per p.
+    WaveSeparateGlobalRead: the lanes of each wave form those rows (t is the lane), and wave w's loads start
+    w x LSP x NumLoadsPerpendicular further across, so each wave fills a contiguous block of the tile.
     """
     g = ctx.geometry
     m = Module(f"{op.name} load {load}: tile coordinates")
@@ -165,15 +167,26 @@ def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, 
     nlc = g.num_loads_coalesced(op.name)
     p, c = divmod(load, nlc)
     threads_per_row = lsc // op.glvw
+    threads = g.load_threads(op.name)
     coal, perp = ctx.vgpr(f"{op.name}Coal"), ctx.vgpr(f"{op.name}Perp")
+    thread = regs.serial
+    if g.wave_separate(op.name):
+        thread = ctx.vgpr(f"{op.name}Lane")
+        m.add(ctx.inst("v_and_b32", thread, threads - 1, regs.serial, comment="lane: the wave's own load tile"))
     if getattr(g, f"coalesce_group_{op.name.lower()}"):
-        m.add(divmod_const(ctx, perp, coal, regs.serial, threads_per_row, g.num_threads - 1))
+        m.add(divmod_const(ctx, perp, coal, thread, threads_per_row, threads - 1))
     else:   # GlobalReadCoalesceGroup false: adjacent threads walk the perpendicular dimension
-        m.add(divmod_const(ctx, coal, perp, regs.serial, g.num_threads // threads_per_row, g.num_threads - 1))
+        m.add(divmod_const(ctx, coal, perp, thread, threads // threads_per_row, threads - 1))
     if op.glvw > 1:
         m.add(ctx.inst("v_lshlrev_b32", coal, op.glvw.bit_length() - 1, coal))
     if c:
         m.add(ctx.inst("v_add_u32", coal, c * lsc, coal))
+    if g.wave_separate(op.name):   # wave w's block: w x LSP x NumLoadsPerpendicular further across (+ p x LSP)
+        wave = ctx.vgpr(f"{op.name}Wave")
+        block = lsp * g.num_loads(op.name) // nlc
+        m.add(ctx.inst("v_lshrrev_b32", wave, threads.bit_length() - 1, regs.serial, comment="wave id"),
+              ctx.inst("v_mul_u32_u24", wave, block, wave),
+              ctx.inst("v_add_u32", perp, wave, perp))
     if p:
         m.add(ctx.inst("v_add_u32", perp, p * lsp, perp))
     tile_index, k_index = (coal, perp) if op.tlu else (perp, coal)
