@@ -363,6 +363,7 @@ class HazardModel:
             rules.append(rule)
         self.rules = tuple(rules)
         self._classes: dict = {}
+        self._between_cache: dict = {}
         self.max_wait = max((r.max_wait for r in rules), default=0)
 
     def passes(self, ins) -> int:
@@ -376,6 +377,15 @@ class HazardModel:
         if hit is None:
             hit = self._classes[key] = (tuple(i for i, r in enumerate(self.rules) if r.producer(ins, self)),
                                         tuple(i for i, r in enumerate(self.rules) if r.consumer(ins, self)))
+        return hit
+
+    def _between(self, idx: int, ins: Instruction) -> bool:
+        """Rule ``idx``'s ``between`` class holds for ``ins`` (answered once per opcode, modifiers and
+        operand count, as ``classes``)."""
+        key = (idx, ins.opcode, ins.modifiers, len(ins.operands))
+        hit = self._between_cache.get(key)
+        if hit is None:
+            hit = self._between_cache[key] = bool(self.rules[idx].between(ins, self))
         return hit
 
     def profile(self, ins: Instruction, assignment=None) -> Profile:
@@ -511,13 +521,19 @@ class HazardModel:
             between = self.rules[idx].between
             for group in groups:
                 gs = set(group)
-                seen = False                      # a `between` instruction at or after this entry
+                seen = between is None            # a `between` instruction at or after this entry (or none asked)
                 for p_ins, p_prof, dist in history:
-                    seen = seen or (between is not None and between(p_ins, self))
+                    if not seen:
+                        seen = self._between(idx, p_ins)
                     pg = p_prof.produces.get(idx)
-                    if pg is None or not any(gs.intersection(g) for g in pg):
+                    if pg is None:
                         continue
-                    if between is not None and not seen:
+                    for g in pg:
+                        if not gs.isdisjoint(g):
+                            break
+                    else:
+                        continue
+                    if not seen:
                         break
                     need = self.required(idx, p_ins, pg, ins, group)
                     if dist < need and not any(v.rule is self.rules[idx] and v.keys == group for v in out):

@@ -7,7 +7,7 @@ flattened sequence; the tree keeps the rendered text readable (one comment heade
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Union
+from typing import Mapping, Union
 
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.registers import VReg
@@ -45,13 +45,21 @@ class Module:
                 self.items.append(item)
         return self
 
-    def flatten(self) -> Iterator[Union[Instruction, LabelDef, Comment]]:
-        for item in self.items:
-            if isinstance(item, Module):
-                yield Comment(f"--- {item.name} ---")
-                yield from item.flatten()
+    def flatten(self) -> list[Union[Instruction, LabelDef, Comment]]:
+        """The items in order, each sub-module announced by a ``--- name ---`` comment (one list built
+        iteratively: nested generators cost a call per item per level)."""
+        out: list = []
+        stack = [iter(self.items)]
+        while stack:
+            for item in stack[-1]:
+                if item.__class__ is Module or isinstance(item, Module):
+                    out.append(Comment(f"--- {item.name} ---"))
+                    stack.append(iter(item.items))
+                    break
+                out.append(item)
             else:
-                yield item
+                stack.pop()
+        return out
 
     def instructions(self) -> list[Instruction]:
         return [i for i in self.flatten() if isinstance(i, Instruction)]
