@@ -420,3 +420,25 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys, monkeypatch):
     create_library(EXAMPLE_DIR, tmp_path / "b", "gfx90a", build=FakeBuilder(), jobs=1, use_cache=False)
     err = capsys.readouterr().err
     assert "\r[" in err and "5/5 kernels written and assembled" in err and err.endswith("\r\033[K")
+
+
+def test_parallel_build_writes_the_library_again_when_a_kernel_fails(tmp_path):
+    """With worker processes the library is written meanwhile as if every kernel builds; a kernel that
+    could not be written makes it written again, as one process writes it."""
+    everything = create_library(EXAMPLE_DIR, tmp_path / "all", "gfx90a", build=FakeBuilder(), jobs=2, use_cache=False)
+    assert "library" in everything.stats.overlapped and "library written while" in everything.timing_table()
+    victim = everything.built[1].name
+
+    class Picky(FakeBuilder):
+        def compile_kernel(self, solution, arch, name, timing=None):
+            if name == victim:
+                return CacheEntry([], f"kernel {name}: needs more than 512 VGPRs (fake)")
+            return super().compile_kernel(solution, arch, name, timing)
+
+    two = create_library(EXAMPLE_DIR, tmp_path / "two", "gfx90a", build=Picky(), jobs=2, use_cache=False)
+    one = create_library(EXAMPLE_DIR, tmp_path / "one", "gfx90a", build=Picky(), jobs=1, use_cache=False)
+    assert two.stats.overlapped == {} and [e.name for e in two.not_built if e.name == victim] == [victim]
+    text = (tmp_path / "two/library/TensileLibrary.yaml").read_text()
+    assert text == (tmp_path / "one/library/TensileLibrary.yaml").read_text()
+    assert victim not in [s["name"] for s in yaml.safe_load(text)["solutions"]]
+    assert victim in (tmp_path / "all/library/TensileLibrary.yaml").read_text()

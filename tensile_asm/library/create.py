@@ -8,7 +8,9 @@ Stages (each timed, ``CreateReport.timing``):
 3. build (``build_kernels``): every distinct kernel -- (architecture, name, parameters) hashed into a
    content key -- is written and assembled once, by ``jobs`` worker processes, into the kernel cache
    (``tensile_asm.kernel_cache``); a kernel already there is neither written nor assembled. Workers return
-   only whether the kernel could be written, so the memory held does not grow with the build;
+   only whether the kernel could be written, so the memory held does not grow with the build. While
+   worker processes write kernels, this process writes the master library (into a staging folder) as if
+   every kernel builds; if one could not be written, the library is written again once the build ends;
 4. output (``write_code_objects``): per architecture, link the built kernels' cached objects into one code
    object (``library/TensileLibrary_<gfx>.co``, a raw ELF, no offload bundle), or one per kernel without
    ``merge_files``; then ``library/TensileLibrary.yaml`` (or ``.dat``) listing only the built solutions, and
@@ -20,6 +22,7 @@ that cannot be written (e.g. its registers do not fit) is reported as not built.
 
 from __future__ import annotations
 
+import concurrent.futures
 import gc
 import json
 import multiprocessing
@@ -30,7 +33,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import msgpack
 
@@ -89,6 +92,8 @@ class BuildStats:
     compiled: int = 0       # written and assembled by this build
     jobs: int = 1
     cpu: dict[str, float] = field(default_factory=dict)   # wall seconds summed over workers: generate, assemble
+    meanwhile: Any = None       # what build_kernels' ``meanwhile`` returned (None: not run)
+    overlapped: dict[str, float] = field(default_factory=dict)   # wall seconds of stages run during the build
 
 
 @dataclass
@@ -128,6 +133,8 @@ class CreateReport:
         lines.append(f"{'total':<8} {sum(self.timing.values()):8.3f} s")
         lines.append(f"kernels: {s.kernels} distinct ({s.duplicates} duplicate solutions), {s.compiled} written "
                      f"and assembled, {s.cached} from the cache; jobs {s.jobs}")
+        for stage, seconds in s.overlapped.items():
+            lines.append(f"{stage} written while the workers built kernels (inside build): {seconds:.3f} s")
         if s.cpu:
             lines.append("worker time (wall, summed over workers): " + ", ".join(f"{k} {v:.3f} s" for k, v in s.cpu.items())
                          + (f" ({1e3 * s.cpu.get('generate', 0.0) / s.compiled:.1f} ms generation per kernel)"
@@ -218,9 +225,13 @@ def default_jobs() -> int:
 
 
 def build_kernels(work: list[tuple[Arch, str, Any, str]], builder: KernelBuilder, cache: KernelCache,
-                  jobs: int, progress: bool | None = None) -> tuple[dict[str, str | None], BuildStats]:
+                  jobs: int, progress: bool | None = None, meanwhile: Callable[[], Any] | None = None
+                  ) -> tuple[dict[str, str | None], BuildStats]:
     """Build stage: every distinct kernel (arch, name, solution, key) into the cache, written and assembled
-    once, in ``jobs`` processes. Returns {key: None when built, else the reason it could not be written}."""
+    once, in ``jobs`` processes. Returns {key: None when built, else the reason it could not be written}.
+    ``meanwhile``, when worker processes run, is called in a thread of this process while they write
+    (its exception, if any, is raised once the kernels are built); ``BuildStats.meanwhile`` holds its
+    result."""
     stats = BuildStats(jobs=jobs)
     results: dict[str, str | None] = {}
     todo: list[int] = []
@@ -230,10 +241,16 @@ def build_kernels(work: list[tuple[Arch, str, Any, str]], builder: KernelBuilder
     # default thresholds the collector keeps walking them and the logic read so far (about a third of
     # the generation time). Freeze what exists (the forked workers then leave it alone, and do not copy
     # its pages by touching it) and collect the young generation less often, for this stage only.
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])
     try:
+        _build_all(todo, results, stats, cache, jobs, progress, meanwhile)
+    finally:
+        _WORK = []
+    return results, stats
+
+
+def _build_all(todo: list[int], results: dict, stats: BuildStats, cache: KernelCache, jobs: int,
+               progress: bool | None, meanwhile: Callable[[], Any] | None) -> None:
+    with _few_collections():
         for i, (_, _, _, _, _, key) in enumerate(_WORK):
             entry = cache.get(key)
             if entry is None:
@@ -251,21 +268,42 @@ def build_kernels(work: list[tuple[Arch, str, Any, str]], builder: KernelBuilder
                     bar.step()
 
             workers = min(jobs, len(todo))
-            if workers <= 1:
+            if workers <= 1 and (meanwhile is None or jobs <= 1 or not todo):
                 collect(map(_compile_one, todo))
             else:
                 # Costliest first (larger tiles write longer kernels) so the last ones do not run alone.
                 todo.sort(key=lambda i: -_cost(_WORK[i][4]))
                 ctx = multiprocessing.get_context("fork")
                 with ctx.Pool(workers) as pool:
-                    collect(pool.imap_unordered(_compile_one, todo))
+                    results_iter = pool.imap_unordered(_compile_one, todo)
+                    side = None
+                    if meanwhile is not None:     # after the fork: the workers do not inherit its objects
+                        side = concurrent.futures.ThreadPoolExecutor(1)
+                        future = side.submit(meanwhile)
+                    try:
+                        collect(results_iter)
+                    finally:
+                        if side is not None:
+                            side.shutdown(wait=True)
+                    if side is not None:
+                        stats.meanwhile = future.result()
         finally:
             bar.close()
+
+
+@contextmanager
+def _few_collections() -> Iterator[None]:
+    """Freeze the objects that exist and collect the young generation every GC_THRESHOLD allocations:
+    writing a kernel, or a library file, allocates some hundred thousand objects that live until it is
+    done, and with the default thresholds the collector keeps walking them and the logic read so far."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])
+    try:
+        yield
     finally:
-        _WORK = []
         gc.set_threshold(*threshold)
         gc.unfreeze()
-    return results, stats
 
 
 def _cost(solution) -> int:
@@ -399,21 +437,39 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
 
     with tempfile.TemporaryDirectory(prefix="tensile-asm-cache-") as scratch:
         cache = KernelCache(cache_root if cache_root is not None else scratch)
-        with _stage(timing, "build"):
-            results, stats = build_kernels(list(work.values()), builder, cache, jobs, progress)
-            stats.duplicates = len(wanted) - len(work)
-        for it in wanted:
-            it.reason = results[it.key]
-
         lib_dir = out_dir / "library"
         lib_dir.mkdir(parents=True, exist_ok=True)
         _remove_stale_temporaries(out_dir)
         staging = Path(tempfile.mkdtemp(prefix=".staging-", suffix=".tmp", dir=lib_dir))
         staged: list[tuple[Path, Path]] = []
+
+        def library_stage() -> tuple[LibraryFiles, list[Path]]:
+            """The master library files of the solutions whose reason is None, written into ``staging``."""
+            libraries = build_library_files(_library_parts(items, separate_architectures),
+                                            separate_architectures, lazy_library_loading)
+            return libraries, _write_library(libraries, staging, library_format, cache)
+
+        def library_meanwhile() -> tuple[float, tuple[LibraryFiles, list[Path]]]:
+            # written as if every kernel builds (the usual case), while the workers write them; used
+            # only if they all did, else written again below
+            t0 = time.perf_counter()
+            out = library_stage()
+            return time.perf_counter() - t0, out
+
         try:
-            with _stage(timing, "library"):
-                libraries = build_library_files(_library_parts(items, separate_architectures),
-                                                separate_architectures, lazy_library_loading)
+            with _stage(timing, "build"):
+                results, stats = build_kernels(list(work.values()), builder, cache, jobs, progress,
+                                               meanwhile=library_meanwhile)
+                stats.duplicates = len(wanted) - len(work)
+            for it in wanted:
+                it.reason = results[it.key]
+            if stats.meanwhile is not None and all(it.reason is None for it in wanted):
+                seconds, (libraries, library_files) = stats.meanwhile
+                stats.overlapped["library"] = seconds
+            else:
+                with _stage(timing, "library"), _few_collections():
+                    libraries, library_files = library_stage()
+            stats.meanwhile = None
             with _stage(timing, "link"):
                 built: dict[str, dict[str, BuiltKernel]] = {a: {} for a in archs}
                 for it in items:
@@ -422,7 +478,6 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
                 staged = write_code_objects({a: list(ks.values()) for a, ks in built.items()}, lib_dir, builder,
                                             cache, arch_objs, merge_files, compress, libraries.code_object_of)
             with _stage(timing, "library"):
-                library_files = _write_library(libraries, staging, library_format, cache)
                 entries = [SupportEntry(it.name, it.arch, it.reason is None, it.reason, it.logic.path, it.index)
                            for it in items]
                 support = json.dumps([e.to_json(logic_dir) for e in entries], indent=2) + "\n"

@@ -58,6 +58,14 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def _all_int(xs: list) -> bool:
+    """Every element an int and no bool (a row of plain ints answered without a call per element)."""
+    return set(map(type, xs)) <= _INT_ONLY or all(_is_int(x) for x in xs)
+
+
+_INT_ONLY = frozenset((int,))
+
+
 def _solution(idx: Any, n: int, where: str) -> int:
     if not _is_int(idx) or not 0 <= idx < n:
         raise UserError(f"{where} names solution {idx!r}, but the file has {n} solutions (0..{n - 1})")
@@ -74,7 +82,7 @@ def exact_rows(rows: Any, n_solutions: int, path: Path, distance: str = "Euclide
     out = []
     for r, row in enumerate(rows):
         ok = (isinstance(row, list) and len(row) == 2 and isinstance(row[0], list) and len(row[0]) >= 3
-              and all(_is_int(x) for x in row[0]) and isinstance(row[1], list) and len(row[1]) >= need
+              and _all_int(row[0]) and isinstance(row[1], list) and len(row[1]) >= need
               and _is_int(row[1][0]) and (len(row[1]) < 2 or isinstance(row[1][1], (int, float))))
         if not ok:
             raise UserError(f"{path}: exact logic row {r} {row!r} is not [[M, N, batch, K, ...], [index, perf]]")
