@@ -37,6 +37,7 @@ class _Stream:
         self.profiles = model.profiles(self.items, assignment)
         self.extra = [0] * len(self.items)          # wait states inserted before item i
         labels = {x.name: i for i, x in enumerate(self.items) if isinstance(x, LabelDef)}
+        self._pred_lists: dict = {}                   # position -> its predecessors (``_preds``)
         self.sources = {}                             # label position -> branch positions
         for i, x in enumerate(self.items):
             if isinstance(x, Instruction) and x.opcode.startswith(("s_branch", "s_cbranch_")):
@@ -44,11 +45,16 @@ class _Stream:
                     if isinstance(o, Label) and o.name in labels:
                         self.sources.setdefault(labels[o.name], []).append(i)
 
-    def _preds(self, p):
-        prev = self.items[p - 1] if p > 0 else None
-        if prev is not None and not (isinstance(prev, Instruction) and prev.opcode.startswith(_TERMINATORS)):
-            yield p - 1
-        yield from self.sources.get(p, ())
+    def _preds(self, p) -> list:
+        """Positions control reaches item ``p`` from (fall-through first, then the branches to it)."""
+        hit = self._pred_lists.get(p)
+        if hit is None:
+            prev = self.items[p - 1] if p > 0 else None
+            hit = [p - 1] if prev is not None and not (isinstance(prev, Instruction)
+                                                      and prev.opcode.startswith(_TERMINATORS)) else []
+            hit += self.sources.get(p, ())
+            self._pred_lists[p] = hit
+        return hit
 
     def histories(self, i):
         """Every history of item ``i`` as [(instruction, profile, distance)], newest first."""
@@ -56,7 +62,7 @@ class _Stream:
         stack = [(i, self.extra[i], [])]
         while stack:
             p, dist, acc = stack.pop()
-            preds = list(self._preds(p)) if dist < limit else []
+            preds = self._preds(p) if dist < limit else ()
             if not preds:
                 yield acc
                 continue

@@ -120,8 +120,8 @@ def inst(opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Inst
     ``instruction_set.InstructionSet(arch)``, which checks them against the arch; this is its builder,
     and what tests use for arch-free instruction objects."""
     op_info(opcode)  # raises KeyError for an opcode we cannot describe
-    norm_mods = tuple((m, None) if isinstance(m, str) else (m[0], m[1]) for m in mods)
-    return Instruction(opcode, tuple(as_operand(o) for o in operands), norm_mods, comment)
+    norm_mods = tuple([(m, None) if isinstance(m, str) else (m[0], m[1]) for m in mods]) if mods else ()
+    return Instruction(opcode, tuple([as_operand(o) for o in operands]), norm_mods, comment)
 
 
 def waitcnt(vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,

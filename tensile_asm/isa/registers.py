@@ -161,10 +161,13 @@ class Label:
 
 
 Operand = Union[Reg, VRegRef, Special, Imm, Label]
+_OPERAND_TYPES = frozenset((Reg, VRegRef, Special, Imm, Label))
 
 
 def as_operand(x) -> Operand:
     """Accept VReg (whole), ints and floats where an operand is expected."""
+    if type(x) in _OPERAND_TYPES:           # the common case, answered by one set lookup
+        return x
     if isinstance(x, VReg):
         return x.all()
     if isinstance(x, bool):
