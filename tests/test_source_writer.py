@@ -54,10 +54,13 @@ CASES = {
                                                   VectorWidth=2, GlobalReadVectorWidth=2)),
     "HHH_nobeta_gfx900": ("gfx900", source(problem("h", beta=False), DepthU=4, StaggerU=0)),
     # pointer-array batches (StridedBatched false, _GB): per-batch pointers plus element offsets
-    "SSS_NT_pointer_array_gfx90a": ("gfx90a", source(problem("s", tb=True, strided=False), VectorWidth=2,
-                                                      GlobalReadVectorWidth=2, WorkGroupMapping=8)),
-    "I8II_TN_pointer_array_gfx906": ("gfx906", source(problem("i8", "i", "i", ta=True, strided=False),
-                                                       ThreadTile=[4, 2], VectorWidth=2)),
+    # (with GlobalSplitU: the workspace stays strided; the _GB helper kernels take D's and C's pointer arrays)
+    "SSS_NT_pointer_array_gsu_multiple_gfx90a": ("gfx90a", source(
+        problem("s", tb=True, strided=False), VectorWidth=2, GlobalReadVectorWidth=2, WorkGroupMapping=8,
+        GlobalSplitU=3, GlobalSplitUAlgorithm="MultipleBuffer")),
+    "I8II_TN_pointer_array_gsu_single_gfx906": ("gfx906", source(
+        problem("i8", "i", "i", ta=True, strided=False), ThreadTile=[4, 2], VectorWidth=2, GlobalSplitU=2,
+        GlobalSplitUAlgorithm="SingleBuffer")),
     "4xi8II_lsu2_gsu_single_gfx900": ("gfx900", source(problem("4xi8", "i", "i"), WorkGroup=[8, 4, 2],
                                                         GlobalSplitU=2, GlobalSplitUAlgorithm="SingleBuffer")),
     # complex (Tensile's TYPE_MAC and TYPE_MAC_WRITE order), A conjugated (AlikC), LocalSplitU
@@ -115,9 +118,8 @@ def test_source_kernel_matches_the_reference_on_the_strict_emulator(built, case)
 
 def test_unsupported_source_solutions_have_one_reason():
     from tensile_asm.source.writer import supports
-    gb_gsu = Solution.from_dict(source(problem("s", strided=False), GlobalSplitU=2,
-                                       GlobalSplitUAlgorithm="MultipleBuffer"))
-    assert "GlobalSplitU=2 with general (pointer-array) batched GEMM" in supports(gb_gsu)
+    complex_gsu = Solution.from_dict(source(problem("c"), GlobalSplitU=2, GlobalSplitUAlgorithm="MultipleBuffer"))
+    assert "GlobalSplitU=2 with complex C/D is not implemented" in supports(complex_gsu)
     int_multiple = Solution.from_dict(source(problem("i8", "i", "i"), GlobalSplitU=2,
                                              GlobalSplitUAlgorithm="MultipleBuffer"))
     assert "use GlobalSplitUAlgorithm SingleBuffer" in supports(int_multiple)
@@ -210,6 +212,8 @@ ROCBLAS = [
     ("hip/hip_Cijk_Ailk_Bljk_4xi8II_BH.yaml", 1, "gfx942"),
     ("vega20/vega20_Cijk_Ailk_Bljk_4xi8II_BH.yaml", 84, "gfx906"),
     ("hip/hip_Cijk_Ailk_Bljk_CB.yaml", 0, "gfx906"),
+    ("hip/hip_Cijk_Ailk_Bljk_BSS_BH_GB.yaml", 2, "gfx906"),
+    ("hip/hip_Cijk_Alik_Bljk_HSS_BH_GB.yaml", 5, "gfx90a"),
     ("hip/hip_Cijk_AlikC_Bljk_CB_GB.yaml", 1, "gfx942"),
     ("hip/hip_Cijk_AlikC_Bljk_ZB_GB.yaml", 1, "gfx90a"),
     ("hip/hip_Cijk_Alik_Bljk_ZB.yaml", 0, "gfx900"),

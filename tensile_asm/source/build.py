@@ -59,7 +59,8 @@ def helper_parts(solution, arch: Arch) -> list[KernelPart]:
     g = geometry(solution)
     if g.global_split_u == 1:
         return []
-    helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched, g.dest_type)
+    helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched, g.dest_type,
+                                                                                 g.pointer_array)
     return [KernelPart(helper.name, toolchain.assemble(helper.body_text(), arch, f"{helper.name}.s"),
                        helper.metadata())]
 

@@ -40,8 +40,7 @@ _MAC = {"4xi8": "dot4"}
 # an alpha/beta slot of the contract as a C parameter, and its value as the accumulator type
 _SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned", "i32": "int", "c32": "complex_f",
                  "c64": "complex_d"}
-_GB_GSU = ("GlobalSplitU={} with general (pointer-array) batched GEMM is not implemented (its beta-only/post-GSU "
-           "helper kernels take strided batches)")
+
 
 
 @lru_cache(maxsize=None)
@@ -68,9 +67,6 @@ def supports(solution, arch: Arch | None = None) -> str | None:
         names = ", ".join("".join(t) for t in sorted(SUPPORTED_TYPES))
         return (f"data types {''.join(types)} (A/B, C/D, compute) are not written by the source writer; "
                 f"it writes {names}")
-    pointer_array = pt.batched and not getattr(pt, "strided_batched", True)
-    if pointer_array and d.global_split_u > 1:
-        return _GB_GSU.format(d.global_split_u)
     if getattr(pt, "use_initial_strides_ab", False) or getattr(pt, "use_initial_strides_cd", False):
         return "UseInitialStrides is not implemented"
     if not getattr(pt, "is_gemm_shaped", True):
