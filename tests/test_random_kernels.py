@@ -171,7 +171,7 @@ def cases(draw, largest: int, fractional: bool = False):
         alpha = draw(st.sampled_from((1.0, -0.75, 2.5, 0.5)))
         beta = draw(st.sampled_from((0.0, 1.0, 0.5, -1.25, -0.0))) if problem["UseBeta"] else 0.0
     data_seed = draw(st.integers(0, 2 ** 20))
-    if d.global_split_u > 1 and not d.gsu_multiple_buffer and problem["DestDataType"] == "h":
+    if d.global_split_u > 1 and d.global_accumulation != "MultipleBuffer" and problem["DestDataType"] == "h":
         # fp16 GlobalSplitU SingleBuffer: Tensile's AssertFree0ElementMultiple 2 (the library predicate: M even)
         sol = Solution.from_dict({"ProblemType": problem, **params, "AssertFree0ElementMultiple": 2}, where="random case")
         assume(sol.valid and supports(sol, load_arch(arch)) is None)
