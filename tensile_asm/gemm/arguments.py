@@ -168,13 +168,19 @@ def persistent_values(nwg0: int, nwg1: int, batch: int, grid0: int, along_batch:
 
 def workgroup_mapping_values(nwg0: int, nwg1: int, wgm: int) -> dict[str, int]:
     """NumFullBlocks, WgmRemainder1 and MagicNumberWgmRemainder1, as Tensile's host computes them
-    (ContractionSolution.cpp, Tensile 4.44): the remainder is NumWorkGroups1 % W, or W when that is 0,
-    and its magic number ``smallMagicNumber(r) = 2^31 // r + 1``; the kernel takes the quotient as
-    ``(x * magic) >> 31`` (exact while x * r < 2^31; x is at most nwg0 * r here)."""
+    (ContractionSolution.cpp, Tensile 4.44): for W > 1 the remainder is NumWorkGroups1 % W, or W when that
+    is 0, and its magic number ``smallMagicNumber(r) = 2^31 // r + 1``; the kernel takes the quotient as
+    ``(x * magic) >> 31``, exact while x * r < 2^31 (x is below nwg0 * r here), and forms serials below
+    nwg0 * W, which its constant divisions handle below 2^31. For W < -1 the host counts along dim 0
+    (nwg0 / |W|, nwg0 % |W| or W as a u32) and Tensile 4.44's kernel reads none of them."""
+    if wgm < -1:
+        rem = nwg0 % -wgm or wgm
+        return {"NumFullBlocks": nwg0 // -wgm, "WgmRemainder1": rem & 0xFFFFFFFF,
+                "MagicNumberWgmRemainder1": (1 << 31) // (rem & 0xFFFFFFFF) + 1}
     if wgm <= 1:
         return {"NumFullBlocks": nwg1, "WgmRemainder1": 0, "MagicNumberWgmRemainder1": 0}
     rem = nwg1 % wgm or wgm
-    if nwg0 * rem * rem >= 1 << 31:
+    if nwg0 * rem * rem >= 1 << 31 or nwg0 * wgm >= 1 << 31:
         raise ValueError(f"{nwg0} x {nwg1} work-groups are too many for WorkGroupMapping {wgm}")
     return {"NumFullBlocks": nwg1 // wgm, "WgmRemainder1": rem, "MagicNumberWgmRemainder1": (1 << 31) // rem + 1}
 

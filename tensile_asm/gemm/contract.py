@@ -51,6 +51,12 @@ class Launch:
         return pack_arguments(list(self.layout), dict(self.values))
 
 
+def _workgroup_mapping(value: int) -> int:
+    """A library's workGroupMapping as the kernel takes it: 0, 1 and -1 all mean none (Tensile 4.44 turns -1
+    into 1); any other value, negative ones included, gives the kernel its three mapping arguments."""
+    return value if abs(value) > 1 else 1
+
+
 def accumulator_bytes(data_type_char: str) -> int:
     """Bytes of one accumulator: fp64 for D inputs, a complex pair for C (fp32) and Z (fp64), otherwise fp32
     (16-bit inputs accumulate in fp32)."""
@@ -71,7 +77,7 @@ class GemmKernelContract:
     threads: int              # work-items per work-group (WorkGroup0 * WorkGroup1 * LocalSplitU)
     global_split_u: int = 1
     global_split_u_algorithm: str = SINGLE_BUFFER
-    workgroup_mapping: int = 1
+    workgroup_mapping: int = 1    # WorkGroupMapping W: blocks of W tiles along dim 1 (W > 1); W < -1 as Tensile 4.44
     lds_bytes: int | None = None   # None: not in a library entry (the code object's descriptor has it)
     # StaggerU, DepthU, StaggerStrideShift: for OrigStaggerUIter as Tensile's host computes it (our kernels
     # stagger by their built-in StaggerU and ignore it; 0 passes 0)
@@ -98,7 +104,7 @@ class GemmKernelContract:
                    use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
                    compute_type=pt.compute_type.char, macro_tile=(d.mt0, d.mt1), threads=d.num_threads,
                    global_split_u=d.global_split_u, global_split_u_algorithm=algorithm,
-                   workgroup_mapping=max(1, d.workgroup_mapping), lds_bytes=lds, stagger_u=d.stagger_u,
+                   workgroup_mapping=d.workgroup_mapping, lds_bytes=lds, stagger_u=d.stagger_u,
                    depth_u=d.depth_u, stagger_stride_shift=d.stagger_stride_shift,
                    persistent_kernel=d.persistent_kernel,
                    persistent_kernel_along_batch=d.persistent_kernel_along_batch,
@@ -144,7 +150,7 @@ class GemmKernelContract:
                    data_type=a, dest_type=dest, compute_type=compute, macro_tile=(int(mt[0]), int(mt[1])),
                    threads=int(wg[0]) * int(wg[1]) * int(wg[2]), global_split_u=gsu,
                    global_split_u_algorithm=accumulation if gsu > 1 else SINGLE_BUFFER,
-                   workgroup_mapping=max(1, int(sm.get("workGroupMapping", 1))),
+                   workgroup_mapping=_workgroup_mapping(int(sm.get("workGroupMapping", 1))),
                    stagger_u=int(sm.get("staggerU", 0)), depth_u=int(sm.get("depthU", 0)),
                    stagger_stride_shift=int(sm.get("staggerStrideShift", 0)), persistent_kernel=persistent,
                    persistent_kernel_along_batch=along_batch, pointer_array=pointer_array,
@@ -166,7 +172,7 @@ class GemmKernelContract:
 
     def layout(self) -> list[Argument]:
         return argument_layout(self.batched, self.use_beta, self.compute_type, stagger_u=self.stagger_u > 0,
-                               workgroup_mapping=self.workgroup_mapping > 1, persistent=self.persistent_kernel != 0,
+                               workgroup_mapping=abs(self.workgroup_mapping) > 1, persistent=self.persistent_kernel != 0,
                                persistent_along_batch=self.persistent_kernel_along_batch,
                                pointer_array=self.pointer_array)
 

@@ -122,6 +122,15 @@ def type_predicates(pt: ProblemType) -> list[dict[str, Any]]:
             _pred("StochasticRounding", pt.stochastic_rounding)]
 
 
+def _workgroup_mapping(p) -> int:
+    """WorkGroupMapping as Tensile 4.44 writes it (SolutionStructs): negative only for assembly kernels with
+    WorkGroupMappingType B (the host then counts its blocks along dim 0), -1 as 1."""
+    wgm = p["WorkGroupMapping"]
+    if p["KernelLanguage"] != "Assembly" or p["WorkGroupMappingType"] == "Z":
+        wgm = abs(wgm)
+    return 1 if wgm == -1 else wgm
+
+
 def solution_entry(sol: Solution, name: str, index: int, logic_index: int) -> dict[str, Any]:
     p, d = sol.params, sol.derived_keys
     # SizeMapping.FromOriginalState: any other stored value (None, or a boolean some logic files hold) is 0
@@ -140,7 +149,7 @@ def solution_entry(sol: Solution, name: str, index: int, logic_index: int) -> di
             "preloadKernargs": p["PreloadKernelArguments"], "sourceKernel": p["KernelLanguage"] == "Source",
             "staggerStrideShift": d["_staggerStrideShift"], "staggerU": p["StaggerU"], "streamK": p["StreamK"],
             "streamKAtomic": p["StreamKAtomic"], "threadTile": list(p["ThreadTile"]),
-            "workGroup": list(p["WorkGroup"]), "workGroupMapping": abs(p["WorkGroupMapping"]),
+            "workGroup": list(p["WorkGroup"]), "workGroupMapping": _workgroup_mapping(p),
             "workspaceSizePerElemC": ws,
         },
     }

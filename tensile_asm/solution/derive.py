@@ -75,6 +75,7 @@ class Derived:
     num_global_write_vectors_per_thread: int = 0
     stagger_u: int = 0  # StaggerU: work-groups start K at this many different offsets (0: none)
     stagger_stride_shift: int = 0
+    stagger_u_mapping: int = 0  # StaggerUMapping: the coordinate picking the stagger (0 wg0, 1 wg1, 2 wg2, 3 serial, 4 max)
     workgroup_mapping: int = 1  # WorkGroupMapping, 0 and 1 both meaning none
     prefetch_global_read: int = 0  # tiles loaded ahead into VGPRs (PrefetchGlobalRead)
     prefetch_local_read: int = 0  # K-slices whose LDS reads are issued ahead (PrefetchLocalRead)
@@ -378,6 +379,7 @@ class _Deriver(LayoutMixin):
         self.out.update(buffer_load=self.buffer_load, buffer_store=bool(p["BufferStore"]),
                         prefetch_global_read=int(p["PrefetchGlobalRead"]),
                         prefetch_local_read=int(p["PrefetchLocalRead"]), stagger_u=p["StaggerU"],
+                        stagger_u_mapping=int(p["StaggerUMapping"]),
                         workgroup_mapping=wgm if abs(wgm) > 1 else 1, global_split_u=p["GlobalSplitU"],
                         coalesce_group_a=bool(p["GlobalReadCoalesceGroupA"]),
                         coalesce_group_b=bool(p["GlobalReadCoalesceGroupB"]),

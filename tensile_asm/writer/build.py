@@ -33,8 +33,6 @@ FEATURE_LIMITS = (
     ("GlobalLoadVectorWidthB", {1, 2, 4, 8}, "GlobalReadVectorWidth must be 1, 2, 4 or 8 in this writer"),
     ("PrefetchGlobalRead", {0, 1, 2}, "PrefetchGlobalRead must be 0, 1 or 2"),
     ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
-    ("WorkGroupMapping", {0, 1, 2, 4, 8, 16, 32, 64}, "WorkGroupMapping must be 1 or a positive power of two in this writer"),
-    ("StaggerUMapping", {0}, "StaggerUMapping other than 0 is not implemented"),
     ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
     ("StreamK", {0}, "StreamK is not implemented"),
     ("DirectToLdsA", {0}, "DirectToLds is not implemented"),
@@ -75,8 +73,13 @@ def _problem_reason(solution) -> str | None:
         if d.persistent_kernel:
             return (f"PersistentKernel={d.persistent_kernel} with general (pointer-array) batched GEMM is not "
                     f"implemented (the batch's pointers are loaded once, before the tile loop)")
-    if getattr(pt, "use_initial_strides_ab", False) or getattr(pt, "use_initial_strides_cd", False):
-        return "UseInitialStrides is not implemented"
+    initial = [k for k, on in (("UseInitialStridesAB", getattr(pt, "use_initial_strides_ab", False)),
+                               ("UseInitialStridesCD", getattr(pt, "use_initial_strides_cd", False))) if on]
+    if initial:
+        # Tensile's I/Ic problems (e.g. rocBLAS's SBIc with AssertStrideCEqual {0: 0}: C broadcast along I)
+        return (f"{' and '.join(initial)} (the first index's stride as a kernel argument, StridesX0) is not "
+                f"implemented: this writer's argument layout, global reads and stores take stride 1 along the "
+                f"first index")
     if not getattr(pt, "is_gemm_shaped", True):
         return (f"TensorContraction {pt.name} has {len(pt.indices_free)} free, {len(pt.indices_batch)} batch and "
                 f"{len(pt.indices_summation)} summation indices; the writer builds GEMM-shaped ones (2, 0..1, 1)")
@@ -137,6 +140,12 @@ def supports(solution, arch: Arch) -> str | None:
     for name, accepted, why in FEATURE_LIMITS:
         if name in params and _value(params[name]) not in accepted:
             return f"{name}={params[name]}: {why}"
+    if params.get("WorkGroupMappingType", "B") != "B" and abs(params.get("WorkGroupMapping", 1)) > 1:
+        return (f"WorkGroupMappingType={params['WorkGroupMappingType']} with WorkGroupMapping="
+                f"{params['WorkGroupMapping']}: Z-order mapping is not implemented; use WorkGroupMappingType B")
+    if solution.derived.stagger_u > 1 and solution.derived.stagger_u_mapping in (2, 3) and not solution.problem_type.batched:
+        return (f"StaggerUMapping={params['StaggerUMapping']} staggers by the batch coordinate, which "
+                f"{solution.problem_type.name} has not (Tensile's kernel reads WorkGroup2); use 0, 1 or 4")
     d = solution.derived
     if not d.fused_mac and not InstructionSet(arch).encoding("v_mac_f32"):
         # Tensile raises too ("MAC instruction specified but not supported")

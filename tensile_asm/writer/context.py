@@ -56,6 +56,7 @@ class Geometry:
     workgroup_mapping = _derived("workgroup_mapping")
     stagger_u = _derived("stagger_u")
     stagger_stride_shift = _derived("stagger_stride_shift")
+    stagger_u_mapping = _derived("stagger_u_mapping")
     lds_pad_a = _derived("lds_pad_a")
     lds_pad_b = _derived("lds_pad_b")
     global_split_u = _derived("global_split_u")

@@ -266,7 +266,7 @@ def _split_k(p: _Parts, chunks, counter) -> Module:
     gsu = g.global_split_u
     if gsu == 1:
         return Module("iterations").add(ctx.inst("s_mov_b32", counter, chunks))
-    from tensile_asm.writer.prologue import scalar_divmod
+    from tensile_asm.writer.divide import scalar_divmod
     m = Module(f"GlobalSplitU {gsu}: this slice's iterations")
     left, rem, start = ctx.sgpr("StepsFromSlice"), ctx.sgpr("GsuRemainder"), ctx.sgpr("SliceStartBytes")
     m.add(ctx.inst("s_sub_u32", left, chunks, p.regs.gsu_index),
@@ -395,7 +395,7 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     ctx = KernelContext(arch, geometry, name)
     g = geometry
     layout = argument_layout(g.batched, g.use_beta, g.compute_type, stagger_u=g.stagger_u > 0,
-                             workgroup_mapping=g.workgroup_mapping > 1, persistent=g.persistent_kernel != 0,
+                             workgroup_mapping=abs(g.workgroup_mapping) > 1, persistent=g.persistent_kernel != 0,
                              persistent_along_batch=g.persistent_kernel_along_batch, pointer_array=g.pointer_array)
     regs, arg_block = entry_registers(ctx, layout, g.batched)
     body = Module(name)

@@ -10,7 +10,7 @@ from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VReg, VRegRef
 from tensile_asm.gemm.arguments import Argument
 from tensile_asm.writer.context import KernelContext
-from tensile_asm.writer.divide import divmod_const
+from tensile_asm.writer.divide import WORKGROUP_MAX, divmod_const, scalar_divmod
 
 # SMEM loads: widest first; x4 and wider need a 4-aligned destination.
 _SMEM_WIDTHS = ((16, "s_load_dwordx16"), (8, "s_load_dwordx8"), (4, "s_load_dwordx4"),
@@ -76,45 +76,31 @@ def thread_coordinates(ctx: KernelContext, regs: EntryRegisters) -> Module:
     return m
 
 
-def scalar_divmod(ctx: KernelContext, quotient: VReg, remainder: VReg, dividend, divisor: int) -> Module:
-    """Scalar quotient and remainder by a constant, for dividends below 2^24 (work-group ids)."""
-    m = Module(f"scalar divmod by {divisor}")
-    if divisor & (divisor - 1) == 0:
-        shift = divisor.bit_length() - 1
-        return m.add(ctx.inst("s_lshr_b32", quotient, dividend, shift), ctx.inst("s_and_b32", remainder, dividend, divisor - 1))
-    from tensile_asm.writer.divide import magic_for
-    magic, shift = magic_for(divisor, (1 << 24) - 1)
-    m.add(ctx.inst("s_mul_hi_u32", quotient, dividend, magic),
-          ctx.inst("s_lshr_b32", quotient, quotient, shift) if shift else None,
-          ctx.inst("s_mul_i32", remainder, quotient, divisor),
-          ctx.inst("s_sub_u32", remainder, dividend, remainder))
-    return m
-
-
 def workgroup_mapping(ctx: KernelContext, regs: EntryRegisters) -> Module:
-    """Which C tile this work-group computes. WorkGroupMapping W > 1 walks the tiles in blocks of W
-    along dim 1 for cache locality (Tensile's mapping, with the remainder block handled by the host's
-    magic number for division by WgmRemainder1, as Tensile's host passes them)."""
+    """Which C tile this work-group computes: Tensile 4.44's graWorkGroup. With GlobalSplitU G, work-group
+    id 1 counts the slices fastest (slice = wg1 % G, tile row = wg1 / G). WorkGroupMapping W > 1 walks the
+    tiles in blocks of W tiles along dim 1: block = wg1 / W, serial = wg0 + (wg1 % W) * nwg0, and within
+    the block tile0 = serial / h, tile1 = block * W + serial % h, where h is W for the NumFullBlocks full
+    blocks and the host's WgmRemainder1 (nwg1 % W) for the last one, divided by the host's
+    ``smallMagicNumber`` as ``(x * magic) >> 31`` (exact for the grids the host accepts). The divisions by
+    the constant W are magic multiplies proved exact for every work-group id (``divide.scalar_divmod``).
+    A negative W is Tensile 4.44's assembly meaning: the kernel takes the three mapping arguments but keeps
+    the hardware's order (KernelWriterAssembly remaps only for W > 1 since Tensile 4.40)."""
     g = ctx.geometry
     wgm = g.workgroup_mapping
     m = Module(f"work-group mapping (WorkGroupMapping {wgm})")
     wg0, wg1 = regs.workgroup[0], regs.workgroup[1]
     if g.global_split_u > 1:
-        # Work-group id 1 counts GlobalSplitU slices fastest: slice = wg1 % GSU, tile row = wg1 / GSU.
         gsu = g.global_split_u
         reduced = ctx.sgpr("WorkGroup1Tiles")
         m.add(scalar_divmod(ctx, reduced, regs.gsu_index, wg1, gsu))
         wg1 = reduced
     if wgm <= 1:
         return m.add(ctx.inst("s_mov_b32", regs.tile0, wg0), ctx.inst("s_mov_b32", regs.tile1, wg1))
-    if wgm & (wgm - 1):
-        raise ValueError("WorkGroupMapping must be a power of two")
-    shift = wgm.bit_length() - 1
     block, serial, tmp = ctx.sgpr("WgmBlock"), ctx.sgpr("WgmSerial"), ctx.sgpr("WgmTmp")
     full, rem = ctx.label("WgmFullBlock"), ctx.label("WgmDone")
     arg = regs.arg
-    m.add(ctx.inst("s_lshr_b32", block, wg1, shift, comment="block = wg1 / WGM"),
-          ctx.inst("s_and_b32", tmp, wg1, wgm - 1),
+    m.add(scalar_divmod(ctx, block, tmp, wg1, wgm, WORKGROUP_MAX),
           ctx.inst("s_mul_i32", tmp, tmp, arg("NumWorkGroups0")),
           ctx.inst("s_add_u32", serial, wg0, tmp, comment="serial = wg0 + (wg1 % WGM) * nwg0"),
           ctx.inst("s_cmp_lt_u32", block, arg("NumFullBlocks")),
@@ -130,9 +116,8 @@ def workgroup_mapping(ctx: KernelContext, regs: EntryRegisters) -> Module:
           ctx.inst("s_sub_u32", regs.tile1, serial, tmp),
           ctx.inst("s_branch", rem),
           LabelDef(full.name),
-          ctx.inst("s_lshr_b32", regs.tile0, serial, shift),
-          ctx.inst("s_and_b32", regs.tile1, serial, wgm - 1),
+          scalar_divmod(ctx, regs.tile0, regs.tile1, serial, wgm, WORKGROUP_MAX),
           LabelDef(rem.name),
-          ctx.inst("s_lshl_b32", tmp, block, shift),
+          ctx.inst("s_mul_i32", tmp, block, wgm),
           ctx.inst("s_add_u32", regs.tile1, regs.tile1, tmp))
     return m

@@ -1,8 +1,13 @@
-"""StaggerU: each work-group starts its walk along K at a different DepthU step (by work-group id
-along dim 0), wrapping around at the end of the unrolled iterations, so that work-groups running at
-the same time hit different memory channels. The sum is the same; only the order of the K steps
-changes. After the loop the offsets are back at the stagger start (``start_chunk``); the kernel moves
-them to where the tail loop needs them.
+"""StaggerU: each work-group starts its walk along K at a different DepthU step, wrapping around at the
+end of the unrolled iterations, so that work-groups running at the same time hit different memory
+channels. The sum is the same; only the order of the K steps changes. After the loop the offsets are
+back at the stagger start (``start_chunk``); the kernel moves them to where the tail loop needs them.
+
+The start is Tensile 4.44's (KernelWriterAssembly.declareStaggerParms): StaggerUIter = OrigStaggerUIter
+(the host's mask, ``gemm.arguments.stagger_u_iterations``) & the StaggerUMapping coordinate of the tile,
+shifted by StaggerStrideShift: 0 the tile's column wg0, 1 its row wg1 (both after WorkGroupMapping and the
+GlobalSplitU split), 2 the batch wg2, 3 the serial wg0 + wg1*nwg0 + wg2*nwg0*nwg1, 4 the whole mask. A
+start past the unrolled iterations (a host that passed a larger mask) starts at 0.
 """
 
 from __future__ import annotations
@@ -23,12 +28,42 @@ class StaggerState:
     iterations: VReg                 # iterations the start is staggered by
 
 
+# StaggerUMapping values that read the batch coordinate, which a problem without a batch index lacks
+BATCH_MAPPINGS = (2, 3)
+
+
+def stagger_coordinate(ctx: KernelContext, regs: EntryRegisters, out: VReg) -> Module:
+    """``out`` = the tile coordinate StaggerUMapping picks (4: all ones, the whole mask)."""
+    g = ctx.geometry
+    mapping = g.stagger_u_mapping
+    m = Module(f"StaggerUMapping {mapping}")
+    if mapping == 0:
+        return m.add(ctx.inst("s_mov_b32", out, regs.tile0))
+    if mapping == 1:
+        return m.add(ctx.inst("s_mov_b32", out, regs.tile1))
+    if mapping == 4:
+        return m.add(ctx.inst("s_mov_b32", out, -1))
+    if len(regs.workgroup) < 3:
+        raise ValueError(f"StaggerUMapping {mapping} reads the batch coordinate; the problem has no batch index")
+    if mapping == 2:
+        return m.add(ctx.inst("s_mov_b32", out, regs.workgroup[2]))
+    if mapping == 3:
+        tmp = ctx.sgpr("StaggerSerialTmp")
+        return m.add(ctx.inst("s_mul_i32", out, regs.arg("NumWorkGroups0"), regs.arg("NumWorkGroups1")),
+                     ctx.inst("s_mul_i32", out, out, regs.workgroup[2]),
+                     ctx.inst("s_mul_i32", tmp, regs.arg("NumWorkGroups0"), regs.tile1),
+                     ctx.inst("s_add_u32", out, out, tmp),
+                     ctx.inst("s_add_u32", out, out, regs.tile0, comment="wg0 + wg1*nwg0 + wg2*nwg0*nwg1"))
+    raise ValueError(f"StaggerUMapping {mapping} is not one of Tensile's 0..4")
+
+
 def setup(ctx: KernelContext, regs: EntryRegisters, ops: list[OperandTile], loop_iters: VReg) -> tuple[Module, StaggerState]:
     g = ctx.geometry
     m = Module(f"StaggerU {g.stagger_u}")
     stagger, amount = ctx.sgpr("StaggerUIter"), ctx.sgpr("StaggerBytes")
     state = StaggerState(ctx.sgpr("StaggerUntilWrap"), {}, stagger)
-    m.add(ctx.inst("s_and_b32", stagger, regs.workgroup[0], g.stagger_u - 1))
+    m.add(stagger_coordinate(ctx, regs, stagger),
+          ctx.inst("s_and_b32", stagger, stagger, regs.arg("OrigStaggerUIter"), comment="StaggerUIter"))
     if g.stagger_stride_shift:
         m.add(ctx.inst("s_lshl_b32", stagger, stagger, g.stagger_stride_shift))
     m.add(ctx.inst("s_cmp_ge_u32", stagger, loop_iters),
