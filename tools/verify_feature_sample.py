@@ -6,9 +6,10 @@ SCHEDULE: vega10, vega20, arcturus, aldebaran or aquavanjaram942 (../shared/data
 FEATURE: wgm (WorkGroupMapping not a power of two), wgm-negative, stagger-mapping (StaggerUMapping other than 0
 with StaggerU > 1). Among the solutions of that schedule that use the feature and that the writer accepts, COUNT
 (default 6) are drawn with SEED (default 1) and each is written, assembled, linked and run on the emulator at
-edge sizes against the float64 reference: a one-element problem, and M one past a tile, N giving more rows of
-tiles than WorkGroupMapping and not a multiple of it, K a prime past a few DepthU steps (past the StaggerU
-mask's steps for stagger-mapping), batch 2, beta 0.5 and beta 0. Prints one line per solution.
+edge sizes against the float64 reference (``sizes_for``): M one past a tile, N giving more rows of tiles than
+WorkGroupMapping and not a multiple of it (wgm features), K a prime past a few DepthU steps (past the
+StaggerU mask's steps for stagger-mapping); a one-element problem; 13x11xK with batch 2; beta 0.5, and beta 0
+on the batched one. Prints one line per solution.
 """
 import random
 import sys
@@ -39,17 +40,21 @@ def _next_prime(n: int) -> int:
     return n
 
 
-def sizes_for(sol) -> list[Size]:
+def sizes_for(sol, feature: str) -> list[Size]:
+    """[M one past a tile x N with more tile rows than WorkGroupMapping, not a multiple of it (for the
+    wgm features), batch 1; a one-element problem; a small prime-sized problem with batch 2]."""
     d = sol.derived
     wgm = abs(d.workgroup_mapping)
-    rows = wgm + 2 if 1 < wgm <= 8 else (3 if wgm > 8 else 2)
-    if wgm > 1 and rows % wgm == 0:
-        rows += 1
+    rows = 2
+    if feature.startswith("wgm"):
+        rows = wgm + 2 if wgm <= 8 else 3
+        if rows % wgm == 0:
+            rows += 1
     k = _next_prime(d.depth_u * 3 + 1)
     if d.stagger_u > 1:                         # enough unrolled steps for a stagger mask of 1 or more
         k = _next_prime(d.depth_u * 2 * (1 << d.stagger_stride_shift) * max(1, d.global_split_u) + 1)
     batch = 2 if sol.problem_type.batched else 1
-    return [Size(d.mt0 + 1, d.mt1 * (rows - 1) + 3, k, batch), Size(1, 1, 1)]
+    return [Size(d.mt0 + 1, d.mt1 * (rows - 1) + 3, k, 1), Size(1, 1, 1), Size(13, 11, k, batch)]
 
 
 def main(argv: list[str]) -> int:
@@ -84,9 +89,9 @@ def main(argv: list[str]) -> int:
         co = tmp / f"{name}.co"
         link_kernels([kernel], arch, co)
         contract = GemmKernelContract.from_solution(sol, name)
-        sizes = sizes_for(sol)
+        sizes = sizes_for(sol, feature)
         results = []
-        for beta, these in ((0.5, sizes), (0.0, sizes[:1])):
+        for beta, these in ((0.5, sizes), (0.0, sizes[2:])):
             results += verify_sizes(co, contract, these, -1.25, beta, 3, EmulatedRuntime())
         ok = all(r.passed for r in results)
         failed += not ok

@@ -367,6 +367,8 @@ class _Deriver(LayoutMixin):
         if p["StaggerU"] == 0:
             p["StaggerUMapping"] = 0
         wgm = p["WorkGroupMapping"]
+        if p["KernelLanguage"] != "Assembly" or p["WorkGroupMappingType"] == "Z":
+            wgm = abs(wgm)      # Tensile 4.44: a negative WorkGroupMapping is for assembly block mapping only
         # Tensile 4.44 (SolutionStructs.assignDerivedParameters): assembly kernels drop PersistentKernel with
         # GlobalSplitU or a negative WorkGroupMapping, and PersistentKernelAlongBatch without PersistentKernel
         if p["PersistentKernel"] and p["KernelLanguage"] == "Assembly" and (p["GlobalSplitU"] != 1 or wgm < 0):
