@@ -54,12 +54,68 @@ def tensile_mapping(wg0, wg1, nwg0, nwg1, wgm):
     return serial // height, serial % height + block * wgm
 
 
-@pytest.mark.parametrize("wgm", [3, 5, 6, 7, 12])
-def test_tensile_mapping_is_a_bijection(wgm):
-    for nwg0 in (1, 2, 5):
-        for nwg1 in (1, 2, wgm - 1, wgm, wgm + 1, 2 * wgm + 3):
-            tiles = {tensile_mapping(a, b, nwg0, nwg1, wgm) for a in range(nwg0) for b in range(nwg1)}
-            assert tiles == {(a, b) for a in range(nwg0) for b in range(nwg1)}
+def _run_scalar(module, values):
+    """Run a straight-line/branching module of the scalar instructions the mapping uses (registers keyed by
+    virtual register and offset), from ``values``; returns them."""
+    from tensile_asm.isa.module import Comment, LabelDef
+    from tensile_asm.isa.registers import Imm, VRegRef
+    items = [i for i in module.flatten() if not isinstance(i, Comment)]
+    labels = {it.name: n for n, it in enumerate(items) if isinstance(it, LabelDef)}
+    key = lambda o: (o.vreg, o.offset) if isinstance(o, VRegRef) else (o, 0)
+    val = lambda o: (o if isinstance(o, int) else o.value if isinstance(o, Imm) else values[key(o)]) & 0xFFFFFFFF
+    ops = {"s_mov_b32": lambda a: a, "s_mul_i32": lambda a, b: a * b, "s_mul_hi_u32": lambda a, b: (a * b) >> 32,
+           "s_lshr_b32": lambda a, b: a >> (b & 31), "s_lshl_b32": lambda a, b: a << (b & 31),
+           "s_and_b32": lambda a, b: a & b, "s_or_b32": lambda a, b: a | b, "s_add_u32": lambda a, b: a + b,
+           "s_sub_u32": lambda a, b: a - b}
+    pc, scc = 0, 0
+    while pc < len(items):
+        it = items[pc]
+        pc += 1
+        if isinstance(it, LabelDef):
+            continue
+        o = it.operands
+        if it.opcode in ops:
+            values[key(o[0])] = ops[it.opcode](*(val(x) for x in o[1:])) & 0xFFFFFFFF
+        elif it.opcode == "s_cmp_lt_u32":
+            scc = val(o[0]) < val(o[1])
+        elif it.opcode in ("s_branch", "s_cbranch_scc1"):
+            if it.opcode == "s_branch" or scc:
+                pc = labels[o[0].name]
+        else:
+            raise AssertionError(f"unexpected {it.opcode} in the mapping")
+    return values
+
+
+@pytest.mark.parametrize("wgm,gsu", [(3, 1), (5, 2), (6, 1), (7, 3), (12, 1), (8, 1), (-4, 1)])
+def test_kernel_mapping_is_tensiles(wgm, gsu):
+    """The writer's mapping code, run on every work-group of several grids, gives each the tile Tensile's
+    kernel gives it (and the GlobalSplitU slice wg1 % GSU)."""
+    from tensile_asm.gemm.arguments import argument_layout
+    from tensile_asm.writer.build import geometry
+    from tensile_asm.writer.context import KernelContext
+    from tensile_asm.writer.prologue import entry_registers, workgroup_mapping
+    pt = {"OperationType": "GEMM", "DataType": "s", "TransposeA": False, "TransposeB": True, "Batched": True}
+    sol = Solution.from_dict({"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [2, 2], "DepthU": 8,
+                              "WorkGroupMapping": wgm, "GlobalSplitU": gsu,
+                              "GlobalSplitUAlgorithm": "MultipleBuffer"}, where="test")
+    ctx = KernelContext(load_arch("gfx90a"), geometry(sol), "mapping")
+    layout = argument_layout(True, True, workgroup_mapping=abs(wgm) > 1)
+    regs, _ = entry_registers(ctx, layout, True)
+    module = workgroup_mapping(ctx, regs)
+    for nwg0, nwg1 in ((1, 1), (3, 8), (2, abs(wgm) + 1), (5, 2 * abs(wgm) + 3), (4, abs(wgm))):
+        args = {"NumWorkGroups0": nwg0, "NumWorkGroups1": nwg1, **workgroup_mapping_values(nwg0, nwg1, wgm)}
+        seen = set()
+        for wg0 in range(nwg0):
+            for wg1 in range(nwg1 * gsu):
+                values = {(regs.workgroup[0], 0): wg0, (regs.workgroup[1], 0): wg1}
+                values.update({(regs.args[n].vreg, regs.args[n].offset): v for n, v in args.items() if n in regs.args})
+                out = _run_scalar(module, values)
+                tile = (out[(regs.tile0, 0)], out[(regs.tile1, 0)])
+                assert tile == tensile_mapping(wg0, wg1 // gsu, nwg0, nwg1, wgm), (nwg0, nwg1, wg0, wg1)
+                if gsu > 1:
+                    assert out[(regs.gsu_index, 0)] == wg1 % gsu
+                seen.add((tile, wg1 % gsu))
+        assert len(seen) == nwg0 * nwg1 * gsu       # every tile and slice once
 
 
 # MacroTile 16x16 (DepthU 8). WorkGroupMapping: 3 x 8 tiles (8 rows of tiles: no multiple of 3, 5, 6 or 7),

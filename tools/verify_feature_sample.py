@@ -47,7 +47,7 @@ def sizes_for(sol, feature: str) -> list[Size]:
     wgm = abs(d.workgroup_mapping)
     rows = 2
     if feature.startswith("wgm"):
-        rows = wgm + 2 if wgm <= 8 else 3
+        rows = wgm + 2          # NumFullBlocks full blocks and a remainder block
         if rows % wgm == 0:
             rows += 1
     k = _next_prime(d.depth_u * 3 + 1)
