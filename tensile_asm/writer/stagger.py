@@ -28,10 +28,6 @@ class StaggerState:
     iterations: VReg                 # iterations the start is staggered by
 
 
-# StaggerUMapping values that read the batch coordinate, which a problem without a batch index lacks
-BATCH_MAPPINGS = (2, 3)
-
-
 def stagger_coordinate(ctx: KernelContext, regs: EntryRegisters, out: VReg) -> Module:
     """``out`` = the tile coordinate StaggerUMapping picks (4: all ones, the whole mask)."""
     g = ctx.geometry
