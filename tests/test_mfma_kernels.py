@@ -42,16 +42,24 @@ ARCHS = ("gfx908", "gfx90a", "gfx942")
 TYPES = {"SSS": [(32, 32, 2, 1), (16, 16, 4, 1)], "DDD": [(16, 16, 4, 1)],
          "HHS": [(32, 32, 8, 1), (16, 16, 16, 1)], "HSS": [(32, 32, 8, 1), (16, 16, 16, 1)],
          "HHH": [(32, 32, 8, 1), (16, 16, 16, 1)],
-         "BBS": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 4, 1), (16, 16, 8, 1)], "BSS": [(32, 32, 8, 1), (16, 16, 8, 1)]}
-MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16"}
-TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2}
+         "BBS": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 4, 1), (16, 16, 8, 1)], "BSS": [(32, 32, 8, 1), (16, 16, 8, 1)],
+         # int8 (gfx908/gfx90a's x8/x16 shapes, gfx942's x16/x32): drawn by test_random_int8_mfma_kernels
+         "I8II": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 16, 1), (16, 16, 32, 1)]}
+MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16", "I8": "i8"}
+TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "I8": 1, "I": 4}
+INT8_CASES = 5
+
+
+def split_types(types: str) -> tuple[str, str, str]:
+    """("I8", "I", "I") from "I8II", ("H", "H", "S") from "HHS"."""
+    return ("I8", types[2], types[3]) if types.startswith("I8") else tuple(types)
 PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
 
 def problem(types="SSS", ta=False, tb=True, batched=True, use_beta=True):
-    a, c, comp = types.lower()
+    a, c, comp = (t.lower() for t in split_types(types))
     return {"OperationType": "GEMM", "DataType": a, "DestDataType": c, "ComputeDataType": comp,
-            "HighPrecisionAccumulate": a in "hb" and comp == "s", "TransposeA": ta, "TransposeB": tb,
+            "HighPrecisionAccumulate": (a in ("h", "b") and comp == "s") or a == "i8", "TransposeA": ta, "TransposeB": tb,
             "Batched": batched, "UseBeta": use_beta}
 
 
@@ -70,12 +78,15 @@ def _side(rng: random.Random, tile: int, largest: int) -> int:
     return rng.randint(1, largest)
 
 
-def draw_case(rng: random.Random, largest: int) -> dict:
-    types = rng.choice(("SSS", "SSS", "SSS", "DDD", "HHS", "HSS", "HHH", "BBS", "BSS"))
-    m, n, k, b = rng.choice(TYPES[types])
-    out = "f64" if types == "DDD" else "f32"
-    archs = [a for a in ARCHS if find_mfma(a, MNEMONIC[types[0]], out, m, n, k, b)]
-    lds_bpe = 8 if types == "DDD" else 4
+def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dict:
+    types = types or rng.choice(("SSS", "SSS", "SSS", "DDD", "HHS", "HSS", "HHH", "BBS", "BSS"))
+    in_t, out_t, _ = split_types(types)
+    archs = []
+    while not archs:
+        m, n, k, b = rng.choice(TYPES[types])
+        out = "f64" if types == "DDD" else "i32" if in_t == "I8" else "f32"
+        archs = [a for a in ARCHS if find_mfma(a, MNEMONIC[in_t], out, m, n, k, b)]
+    lds_bpe = 8 if types == "DDD" else 1 if in_t == "I8" else 4   # LDS holds int8 as bytes
     depths = []
     while not depths:   # wave grid and tile again until some DepthU fits
         wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
@@ -85,7 +96,7 @@ def draw_case(rng: random.Random, largest: int) -> dict:
         threads = 64 * waves
         # DepthU: a multiple of MatrixInstK whose tiles split into whole loads for every thread and fit
         # LDS twice (PrefetchGlobalRead)
-        depths = [d for d in (8, 16, 32) if d % k == 0 and (mt0 * d) % threads == 0
+        depths = [d for d in (8, 16, 32, 64) if d % k == 0 and (d < 64 or in_t == "I8") and (mt0 * d) % threads == 0
                   and (mt1 * d) % threads == 0 and (mt0 + mt1) * d * lds_bpe * 2 <= 48 * 1024
                   and (mt0 + mt1) * d // threads <= 24]   # few loads per thread: two sets of VGPRs with PGR 2
     du = rng.choice(depths)
@@ -95,9 +106,10 @@ def draw_case(rng: random.Random, largest: int) -> dict:
         wg0 = m * wave_group[0]
         mi = {"MatrixInstruction": [m, n, k, b], "WorkGroup": [wg0, threads // wg0, 1],
               "ThreadTile": [wave_tile[0], wave_tile[1] * n]}
-    # GlobalSplitU: SSS, and HHH/DDD SingleBuffer (compare-and-swap; fp16 on the dword of two halves, which
-    # needs Tensile's AssertFree0ElementMultiple 2: M even below)
-    gsu = rng.choice((1, 1, 1, 2)) if types == "SSS" else rng.choice((1, 1, 3)) if types in ("HHH", "DDD") else 1
+    # GlobalSplitU: SSS and I8II, and HHH/DDD SingleBuffer (compare-and-swap; fp16 on the dword of two halves,
+    # which needs Tensile's AssertFree0ElementMultiple 2: M even below)
+    gsu = rng.choice((1, 1, 1, 2)) if types in ("SSS", "I8II") else rng.choice((1, 1, 3)) if types in ("HHH", "DDD") \
+        else 1
     pgr = rng.choice((0, 1, 2, 2))
     params = {**mi, "DepthU": du, "PrefetchGlobalRead": pgr, "1LDSBuffer": rng.choice((0, 1)) if pgr else 0,
               "PrefetchLocalRead": rng.choice((0, 1, 1, 2)),
@@ -108,17 +120,20 @@ def draw_case(rng: random.Random, largest: int) -> dict:
               "GlobalReadVectorWidth": 1,
               "WorkGroupMapping": rng.choice((1, 2, 8)), "StaggerU": rng.choice((0, 4, 32)), "GlobalSplitU": gsu,
               "GlobalSplitUAlgorithm": rng.choice(("SingleBuffer", "MultipleBuffer"))}
+    if in_t == "I8":    # int32 partial sums add exactly in any order (MultipleBuffer with int32 is refused)
+        params["GlobalSplitUAlgorithm"] = "SingleBuffer"
     # LDS layouts (Tensile 4.44): TransposeLDS / UnrollMajorLDS tiles, row pads or a pad every LdsBlockSizePerPad
     # bytes (a block size the writer cannot honour with address + offset is dropped: lds_address.lds_reason)
     params.update(TransposeLDS=rng.choice((0, 0, 1)), UnrollMajorLDSA=rng.random() < 0.2,
                   UnrollMajorLDSB=rng.random() < 0.2)
     for tc in "AB":
-        params["LdsPad" + tc] = rng.choice((0, 0, 1, 2, 4, 8))
+        # (int8 LDS rows stay dword aligned: lds_bpe 1 pads in fours)
+        params["LdsPad" + tc] = rng.choice((0, 0, 1, 2, 4, 8)) * (4 if lds_bpe == 1 else 1)
         params["LdsBlockSizePerPad" + tc] = rng.choice((0, 0, 128, 256))
     use_beta = rng.random() < 0.85
     prob = problem(types, rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.7, use_beta)
-    if types[0] in "HB":     # 16-bit inputs: GlobalReadVectorWidth up to 8 (16 bytes), where the loads split the tiles
-        grvw = rng.choice((1, 2, 4, 8, 8))
+    if in_t in ("H", "B", "I8"):  # 8/16-bit inputs: GlobalReadVectorWidth up to 16 bytes, where the loads split the tiles
+        grvw = rng.choice((1, 2, 4, 8, 8) + ((16, 16) if in_t == "I8" else ()))
         if grvw > 1 and not (make(prob, {**params, "GlobalReadVectorWidth": grvw}).valid
                              and all((t * du) % (threads * grvw) == 0 for t in (mt0, mt1))):
             grvw = 1
@@ -135,23 +150,25 @@ def draw_case(rng: random.Random, largest: int) -> dict:
         if types == "HHH":
             params["AssertFree0ElementMultiple"] = 2
             size = Size(size.m + size.m % 2, size.n, size.k, size.batch)
+    integer = in_t == "I8"    # int32 alpha/beta; large ones make alpha*AB + beta*C wrap
     case = dict(arch=rng.choice(archs), problem=prob, params=params, size=size,
-                alpha=rng.choice((1.0, -0.75, 2.5)),
-                beta=rng.choice((0.0, 1.0, 0.5, -1.25, -0.0)) if use_beta else 0.0, seed=rng.randrange(1 << 20))
+                alpha=rng.choice((1, -3, 123457, 2**30 + 1) if integer else (1.0, -0.75, 2.5)),
+                beta=(rng.choice((0, 1, -5, 2**29 + 3) if integer else (0.0, 1.0, 0.5, -1.25, -0.0)) if use_beta
+                      else 0), seed=rng.randrange(1 << 20))
     if prob["Batched"] and case["seed"] % 3 == 0:
         # a third of these batched problems pointer-array (_GB), decided by the seed already drawn (no
         # further draws, so the other cases stay as they were)
         case["problem"] = {**prob, "StridedBatched": False}
     # StoreRemapVectorWidth where Tensile accepts it: a power-of-two MT0, no atomic GlobalSplitU, SRVW elements of
     # 4..16 bytes, one store per lane covering a column, the block at least one read of every lane
-    out_bytes = 4 if gsu > 1 and params["GlobalSplitUAlgorithm"] == "MultipleBuffer" else TYPE_BYTES[types[1]]
+    out_bytes = 4 if gsu > 1 and params["GlobalSplitUAlgorithm"] == "MultipleBuffer" else TYPE_BYTES[out_t]
     remaps = [w for w in (1, 2, 4, 8) if 4 <= w * out_bytes <= 16 and w * 64 >= mt0 and mt0 * n // wave_group[0] >= w * 64]
     if remaps and not mt0 & (mt0 - 1) and (gsu == 1 or params["GlobalSplitUAlgorithm"] == "MultipleBuffer") \
             and rng.random() < 0.4:
         params["StoreRemapVectorWidth"] = rng.choice(remaps)
     # SourceSwap (not with StoreRemapVectorWidth; VectorWidth must divide MIWaveTile[0]); MIArchVgpr from gfx90a on,
     # where the accumulators leave the loop its VGPRs
-    vw = params["VectorWidth"] if params["VectorWidth"] > 0 else (2 if TYPE_BYTES[types[0]] == 2 else 1)
+    vw = params["VectorWidth"] if params["VectorWidth"] > 0 else max(1, 4 // TYPE_BYTES[in_t])
     if "StoreRemapVectorWidth" not in params and wave_tile[0] % vw == 0 and rng.random() < 0.4:
         params["SourceSwap"] = True
     acc_regs = wave_tile[0] * wave_tile[1] * m * n // 64 * (2 if types == "DDD" else 1)
@@ -166,9 +183,9 @@ def draw_case(rng: random.Random, largest: int) -> dict:
     return case
 
 
-def cases(count: int, seed: int, largest: int) -> list[dict]:
+def cases(count: int, seed: int, largest: int, types: str | None = None) -> list[dict]:
     rng = random.Random(seed)
-    return [draw_case(rng, largest) for _ in range(count)]
+    return [draw_case(rng, largest, types) for _ in range(count)]
 
 
 _BUILT: dict = {}
@@ -203,11 +220,18 @@ def test_random_mfma_kernels_match_reference(index):
     check(cases(CI_CASES, SEED, 80)[index])
 
 
+@pytest.mark.parametrize("index", range(INT8_CASES))
+def test_random_int8_mfma_kernels_match_reference(index):
+    """I8II (int8 A/B, int32 C/D, alpha and beta): int8 MFMAs, LDS holding bytes, exact wrapping integer
+    reference."""
+    check(cases(INT8_CASES, SEED + 2, 80, "I8II")[index])
+
+
 def test_random_mfma_kernels_slow(request):
     if not request.config.getoption("--slow"):
         pytest.skip("the --slow run")
     failures = []
-    for case in cases(SLOW_CASES, SEED + 1, 160):
+    for case in cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II"):
         try:
             check(case)
         except AssertionError as e:
@@ -408,4 +432,21 @@ def test_source_swap_and_arch_vgpr_accumulators(arch, types, mi, extra):
         assert mfma[1].startswith("a[")
     for beta, sizes in ((0.0, [Size(37, 29, 19, 2)]), (0.25, [Size(1, 1, 1, 1), Size(131, 67, 33, 1)])):
         results = verify_sizes(co, contract, sizes, -0.5, beta, 5, EmulatedRuntime())
+        assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+@pytest.mark.parametrize("arch,mi", [("gfx90a", [32, 32, 8, 1, 1, 1, 1, 2, 2]), ("gfx942", [16, 16, 32, 1, 1, 2, 2, 2, 2])])
+@pytest.mark.parametrize("ta", [False, True])
+def test_int8_wide_vectors_at_edges(arch, mi, ta):
+    """I8II as rocBLAS's logic has it: GlobalReadVectorWidth 16 (16 bytes along M when A is not transposed:
+    partial vectors at the free edge load byte by byte), TransposeLDS, LdsPad 4 or 16, sizes 1, primes, not
+    multiples of the tile, batch > 1, wrapping alpha/beta and beta 0."""
+    params = {"MatrixInstruction": mi, "DepthU": 64, "GlobalReadVectorWidth": 16, "LocalReadVectorWidth": 16,
+              "TransposeLDS": 1, "PrefetchGlobalRead": 2, "PrefetchLocalRead": 1, "LdsPadA": 16, "LdsPadB": 4}
+    co, contract, kernel = built(arch, problem("I8II", ta, False), params)
+    text = kernel.text()
+    assert ("v_mfma_i32_32x32x8i8" if arch == "gfx90a" else "v_mfma_i32_16x16x32_i8") in text
+    assert "buffer_load_ubyte" in text and "ds_write_b128" in text
+    for alpha, beta, sizes in ((2**30 + 1, -5, [Size(1, 1, 1, 1), Size(67, 29, 131, 2)]), (-3, 0, [Size(17, 65, 64, 1)])):
+        results = verify_sizes(co, contract, sizes, alpha, beta, 5, EmulatedRuntime())
         assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]

@@ -54,9 +54,10 @@ def geometry(solution) -> Geometry:
 
 
 # (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at
-# the store: more accurate than Tensile's fp16 accumulation) and the HPA forms of H and B.
+# the store: more accurate than Tensile's fp16 accumulation), the HPA forms of H and B, and int8 into int32
+# (4xi8II with VALU dot products, I8II with MFMA).
 SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H", "S"), ("H", "S", "S"),
-                   ("B", "B", "S"), ("B", "S", "S"), ("4xi8", "I", "I")}
+                   ("B", "B", "S"), ("B", "S", "S"), ("4xi8", "I", "I"), ("I8", "I", "I")}
 
 
 def _problem_reason(solution) -> str | None:
@@ -159,12 +160,14 @@ def supports(solution, arch: Arch) -> str | None:
     reason = geometry_reason(g)
     if reason:
         return reason
-    if g.integer and g.is_mfma:
+    if g.data_type == "4xi8" and g.is_mfma:
         return "Int8x4 (4xi8II) with MatrixInstruction is not implemented"
-    if g.integer and not InstructionSet(arch).encoding("v_dot4_i32_i8"):
+    if g.data_type == "I8" and not g.is_mfma:
+        return "Int8 (I8II) without MatrixInstruction is not implemented (VALU int8 kernels are built as 4xi8II)"
+    if g.integer and not g.is_mfma and not InstructionSet(arch).encoding("v_dot4_i32_i8"):
         return f"Int8x4 (4xi8II) needs v_dot4_i32_i8, which {arch.name} does not have"
     if g.integer and g.global_split_u > 1 and g.gsu_multiple_buffer:
-        return "GlobalSplitU MultipleBuffer with int32 C/D (4xi8II) is not implemented; use SingleBuffer"
+        return "GlobalSplitU MultipleBuffer with int32 C/D (4xi8II, I8II) is not implemented; use SingleBuffer"
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
     if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I"), ("D", "D"), ("H", "H")):
         return (f"GlobalSplitU={g.global_split_u} SingleBuffer with C/D {g.dest_type} and compute type "

@@ -31,13 +31,16 @@ class Geometry:
 
     The one thing decided here is the LDS element: 16-bit inputs are widened to fp32 on their way into
     LDS (and accumulate in fp32), so LDS holds 4-byte elements (8 for fp64) where Tensile's keys count
-    A/B elements; the derivation's LDS tiles are placed at that size (``lds``).
+    A/B elements; the derivation's LDS tiles are placed at that size (``lds``). Int8 (I8, MFMA only) stays
+    a byte in LDS, as in Tensile's kernels (widened it would need four times the LDS): the MFMA reads its
+    operand from LDS as it is (mfma_local_read.py).
     """
 
     problem_type: ProblemType
     derived: Derived
 
-    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "4xi8": 4, "I": 4}   # 4xi8: four int8 values in 32 bits
+    # 4xi8: four int8 values in 32 bits; I8: one int8 (LDS holds it as a byte, as Tensile's: ``lds_bpe``)
+    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "4xi8": 4, "I": 4, "I8": 1}
 
     wg0 = _derived("wg0")
     wg1 = _derived("wg1")
@@ -124,7 +127,8 @@ class Geometry:
 
     @property
     def integer(self) -> bool:
-        """Int8x4 A/B with int32 C/D and compute (4xi8II): v_dot4_i32_i8 MACs, integer alpha/beta."""
+        """Integer GEMM, int32 C/D and compute (4xi8II: v_dot4_i32_i8 MACs; I8II: int8 MFMAs), integer
+        alpha/beta."""
         return self.compute_type == "I"
 
     @property
@@ -145,7 +149,12 @@ class Geometry:
 
     @property
     def lds_bpe(self) -> int:
-        return 4 * self.acc_regs
+        return self.in_bpe if self.narrow_lds else 4 * self.acc_regs
+
+    @property
+    def narrow_lds(self) -> bool:
+        """A/B keep their own (8-bit) size in LDS: Int8 (I8) with MFMA."""
+        return self.data_type == "I8"
 
     @property
     def writes_workspace(self) -> bool:

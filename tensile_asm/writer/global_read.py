@@ -38,8 +38,8 @@ from tensile_asm.writer.lds_address import element_address
 from tensile_asm.writer.prologue import EntryRegisters
 
 BUFFER_OOB = 0x80000000  # an offset past any num_records we set: loads give 0, stores are dropped
-# buffer loads by bytes: 16-bit elements come zero-extended into a 32-bit register
-LOAD_BYTES = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2",
+# buffer loads by bytes: 8- and 16-bit elements come zero-extended into a 32-bit register
+LOAD_BYTES = {1: "buffer_load_ubyte", 2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2",
               12: "buffer_load_dwordx3", 16: "buffer_load_dwordx4"}
 EDGE_BIT = 0x80000000    # set on the offsets of vectors reaching past the free size: their vector load gives 0
 
@@ -89,7 +89,7 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
     n, glvw = g.num_loads(name), g.glvw(name)
     load_regs = max(1, glvw * g.in_bpe // 4)
     data = [ctx.vgpr(f"G2L{name}{i}", load_regs) for i in range(n)]
-    widen = g.in_bpe < 4
+    widen = g.in_bpe < 4 and not g.narrow_lds
     edge = partial_vectors(g, name)
     nlc = g.num_loads_coalesced(name)
     return OperandTile(
@@ -113,7 +113,7 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
 
 
 def straddling_vectors(g, name: str) -> bool:
-    """Vectors of ``name`` run along its free dimension in pieces smaller than a dword (16-bit elements,
+    """Vectors of ``name`` run along its free dimension in pieces smaller than a dword (8- or 16-bit elements,
     GlobalReadVectorWidth > 1): one reaching past the free size could straddle the end of the matrix."""
     tlu = g.tlu_a if name == "A" else g.tlu_b
     return tlu and g.in_bpe < 4 and g.glvw(name) > 1
@@ -132,7 +132,8 @@ def second_set(ctx: KernelContext, op: OperandTile) -> OperandTile:
     n, glvw = g.num_loads(op.name), g.glvw(op.name)
     load_regs = max(1, glvw * g.in_bpe // 4)
     data = [ctx.vgpr(f"G2L{op.name}{i}_1", load_regs) for i in range(n)]
-    wide = [ctx.vgpr(f"G2LWide{op.name}{i}_1", glvw) for i in range(n)] if g.in_bpe < 4 else data
+    wide = [ctx.vgpr(f"G2LWide{op.name}{i}_1", glvw) for i in range(n)] if g.in_bpe < 4 and not g.narrow_lds \
+        else data
     return replace(op, data=data, lds_data=wide)
 
 
@@ -273,8 +274,8 @@ def _edge_elements(ctx: KernelContext, op: OperandTile, i: int, offset, data, k_
     SGPR pair further limiting them, the tail's K guard). The vector load gave these lanes 0; each element
     before the free size now loads into its half register, the others stay out of range."""
     g = ctx.geometry
-    if g.in_bpe != 2:
-        raise ValueError(f"per-element edge loads are written for 16-bit elements, not {g.in_bpe}-byte ones")
+    if g.in_bpe not in (1, 2):
+        raise ValueError(f"per-element edge loads are written for 8- and 16-bit elements, not {g.in_bpe}-byte ones")
     left = op.edge_left[i % g.num_loads_coalesced(op.name)]
     saved = ctx.sgpr(f"SavedExecEdge{op.name}", 2)
     real = ctx.vgpr(f"EdgeReal{op.name}")
@@ -289,27 +290,29 @@ def _edge_elements(ctx: KernelContext, op: OperandTile, i: int, offset, data, k_
         src = ctx.vgpr(f"EdgeGuarded{op.name}{e}")
         m.add(ctx.inst("v_cmp_lt_u32", VCC, e, left),
               ctx.inst("v_cndmask_b32", src, ctx.oob_offset, real, VCC))
-        pieces.append((e, src, e * g.in_bpe))
-    m.add(half_loads(ctx, op, data, pieces))
+        pieces.append((e * g.in_bpe, src, e * g.in_bpe))
+    m.add(narrow_loads(ctx, op, data, pieces, g.in_bpe))
     m.add(ctx.inst("s_mov_b64", EXEC, saved))
     return m
 
 
-def half_loads(ctx: KernelContext, op: OperandTile, data, pieces) -> Module:
-    """16-bit elements one by one: ``pieces`` [(element e, offset VGPR, instruction offset)] into half e % 2 of
-    ``data[e // 2]``. Each loads zero-extended (``buffer_load_ushort``: the d16 forms zero the other half on
-    SRAM-ECC parts, gfx906/gfx908/gfx90a/gfx942, and keep it elsewhere); odd elements then join their
-    register's even one (``v_lshl_or_b32``), as Tensile's HasEccHalf path does."""
-    m = Module(f"{op.name}: 16-bit elements one by one")
+def narrow_loads(ctx: KernelContext, op: OperandTile, data, pieces, nbytes: int) -> Module:
+    """Pieces of ``nbytes`` (1 or 2) one by one: ``pieces`` [(byte position q in the vector, offset VGPR,
+    instruction offset)] into bits (q % 4)*8 of ``data[q // 4]``. Each loads zero-extended
+    (``buffer_load_ubyte``/``ushort``: the d16 forms zero the other half on SRAM-ECC parts,
+    gfx906/gfx908/gfx90a/gfx942, and keep it elsewhere); the pieces above a register's lowest then join it
+    (``v_lshl_or_b32``), as Tensile's HasEccHalf path does for halves."""
+    what = "elements" if nbytes == ctx.geometry.in_bpe else f"pieces of {nbytes // ctx.geometry.in_bpe} elements"
+    m = Module(f"{op.name}: {8 * nbytes}-bit {what} one by one")
     high = []
-    for e, voff, ioff in pieces:
+    for q, voff, ioff in pieces:
         mods = ["offen", ("offset", ioff)] if ioff else ["offen"]
-        dst = data[e // 2] if e % 2 == 0 else ctx.vgpr(f"HighHalf{op.name}{e // 2}")
-        m.add(ctx.inst("buffer_load_ushort", dst, voff, op.srd, 0, mods=mods))
-        if e % 2:
-            high.append((e // 2, dst))
-    for r, hi in high:
-        m.add(ctx.inst("v_lshl_or_b32", data[r], hi, 16, data[r], comment="high half"))
+        dst = data[q // 4] if q % 4 == 0 else ctx.vgpr(f"HighPiece{op.name}{q}")
+        m.add(ctx.inst(LOAD_BYTES[nbytes], dst, voff, op.srd, 0, mods=mods))
+        if q % 4:
+            high.append((q, dst))
+    for q, hi in high:
+        m.add(ctx.inst("v_lshl_or_b32", data[q // 4], hi, (q % 4) * 8, data[q // 4], comment="upper piece"))
     return m
 
 
@@ -351,10 +354,11 @@ def loads(ctx: KernelContext, op: OperandTile, offsets=None) -> Module:
 
 
 def widen(ctx: KernelContext, op: OperandTile) -> Module:
-    """16-bit inputs to fp32 for LDS (once the loads have landed); nothing to do for S and D."""
+    """16-bit inputs to fp32 for LDS (once the loads have landed); nothing to do for S, D, 4xi8 and I8
+    (LDS holds int8 as bytes)."""
     g = ctx.geometry
     m = Module(f"widen {op.name} to fp32")
-    if g.in_bpe >= 4:
+    if g.in_bpe >= 4 or g.narrow_lds:
         return m
     for data, wide in zip(op.data, op.lds_data):
         for e in range(op.glvw):
@@ -384,8 +388,8 @@ def tail_elements_per_load(g, op: OperandTile) -> int:
 
 def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_remaining: VReg) -> Module:
     """Tail loop: every element whose K index is past the summation size loads 0 (its offset is moved
-    out of range). Vectors along K are split into guarded pieces (``tail_elements_per_load``); 16-bit single
-    elements load one by one (``half_loads``)."""
+    out of range). Vectors along K are split into guarded pieces (``tail_elements_per_load``); pieces smaller
+    than a dword load one by one (``narrow_loads``)."""
     g = ctx.geometry
     bpe = g.in_bpe
     m = Module(f"global read {op.name}: K-guarded (tail)")
@@ -418,13 +422,13 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
                   ctx.inst("v_cndmask_b32", g_off, ctx.oob_offset, offset, VCC))
             off = j * bpe
             mods = ["offen", ("offset", off)] if off else ["offen"]
-            if n * bpe < 4:     # one 16-bit element: both halves of a register are loaded, then joined
-                halves.append((j, g_off, off))
+            if n * bpe < 4:     # pieces of a register are loaded one by one, then joined
+                halves.append((j * bpe, g_off, off))
             else:
                 m.add(ctx.inst(LOAD_BYTES[n * bpe], data.slice(j * bpe // 4, n * bpe // 4), g_off, op.srd, 0,
                                mods=mods))
         if halves:
-            m.add(half_loads(ctx, op, data, halves))
+            m.add(narrow_loads(ctx, op, data, halves, n * bpe))
     return m
 
 

@@ -90,7 +90,8 @@ def _mfma_math(ctx: KernelContext) -> _Math:
         lambda ctx, regs: mfma_local_read.local_read_setup(ctx, regs, p),
         lambda ctx, state, u, buffer=0, regset=0: mfma_local_read.local_reads(ctx, p, state, u, buffer, regset),
         lambda ctx, acc, state, regset=0: mfma.mfma_step(ctx, p, acc, state.values_a[regset], state.values_b[regset],
-                                                         mfma_local_read.widened(ctx.geometry)),
+                                                         (mfma_local_read.widened(ctx.geometry, 0),
+                                                          mfma_local_read.widened(ctx.geometry, 1))),
         lambda ctx: mfma.accumulators(ctx, p),
         mfma.zero_accumulators,
         lambda ctx, regs, acc: mfma_store.columns(ctx, regs, acc, p))

@@ -33,7 +33,8 @@ def element_address(ctx: KernelContext, dst, lay: OperandLds, tile_index, k_inde
                        comment=f"blocks of {lay.interval} elements before it"),
               ctx.inst("v_mul_u32_u24", tmp, lay.pad, tmp),
               ctx.inst("v_add_u32", dst, dst, tmp, comment=f"+ {lay.pad} elements of pad per block"))
-    m.add(ctx.inst("v_lshlrev_b32", dst, bpe.bit_length() - 1, dst))
+    if bpe > 1:
+        m.add(ctx.inst("v_lshlrev_b32", dst, bpe.bit_length() - 1, dst))
     if base:
         m.add(ctx.inst("v_add_u32", dst, base, dst))
     return m

@@ -49,7 +49,4 @@ def geometry_reason(g: Geometry) -> str | None:
         return "BufferStore false with GlobalSplitU SingleBuffer (global atomics) is not implemented"
     if g.local_split_u > 1 and g.acc_regs > 1:
         return "LocalSplitU with fp64 accumulators is not implemented"
-    if g.in_bpe == 1 and (g.glvw_a > 1 or g.glvw_b > 1):
-        return ("GlobalReadVectorWidth > 1 for 8-bit inputs is not implemented (the per-element edge loads "
-                "are written for 16-bit elements)")
     return None

@@ -31,6 +31,35 @@ def _chunks(regs: int):
         first += n
 
 
+# LDS writes of 1 and 2 bytes (the low bits of the register)
+_WRITE_BYTES = {1: "ds_write_b8", 2: "ds_write_b16"}
+
+
+def _byte_writes(ctx: KernelContext, op: OperandTile, addr, data, base: int, apart) -> Module:
+    """8-bit elements (LDS holds I8 as bytes): a vector contiguous in LDS as one write of its bytes, else
+    byte j of the vector (bits (j % 4)*8 of register j / 4) alone at its row's offset, shifted down first
+    (ds_write_b8 writes the low byte)."""
+    g = ctx.geometry
+    m = Module(f"local write {op.name}: bytes")
+    if apart is None:
+        nbytes = op.glvw * g.lds_bpe
+        if nbytes < 4:
+            return m.add(ctx.inst(_WRITE_BYTES[nbytes], addr, data[0], mods=[("offset", base)] if base else ()))
+        for first, n in _chunks(nbytes // 4):
+            off = base + first * 4
+            m.add(ctx.inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))
+        return m
+    for j in range(op.glvw):
+        off = base + apart[j] * g.lds_bpe
+        src = data[j // 4]
+        if j % 4:
+            shifted = ctx.vgpr(f"LocalWriteByte{op.name}{j % 4}")
+            m.add(ctx.inst("v_lshrrev_b32", shifted, (j % 4) * 8, src))
+            src = shifted
+        m.add(ctx.inst("ds_write_b8", addr, src, mods=[("offset", off)] if off else ()))
+    return m
+
+
 def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module:
     g = ctx.geometry
     base = g.lds_buffer_offset(buffer)
@@ -41,7 +70,9 @@ def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module
     apart = vector_offsets(g.lds_tile(op.name), op.tlu, op.glvw)
     for addr, data, mask in zip(op.lds_addresses, op.lds_data, op.write_masks):
         writes = Module("writes")
-        if apart is None:
+        if g.lds_bpe < 4:
+            writes.add(_byte_writes(ctx, op, addr, data, base, apart))
+        elif apart is None:
             for first, n in _chunks(op.glvw * r):
                 off = base + first * 4
                 writes.add(ctx.inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))

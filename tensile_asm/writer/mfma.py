@@ -29,7 +29,8 @@ from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import Geometry, KernelContext
 
 # A/B data type -> the MFMA's input type and its output (accumulator) type, for the types implemented.
-MFMA_TYPES = {"S": ("f32", "f32"), "D": ("f64", "f64"), "H": ("f16", "f32"), "B": ("bf16", "f32")}
+MFMA_TYPES = {"S": ("f32", "f32"), "D": ("f64", "f64"), "H": ("f16", "f32"), "B": ("bf16", "f32"),
+              "I8": ("i8", "i32")}
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,27 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
     from tensile_asm.writer.lds_address import lds_reason
     from tensile_asm.writer.mfma_local_read import read_pattern
     p = MfmaPlan(_shape(g, arch), tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b))
-    return lds_reason(g, lambda op: read_pattern(g, p, 0 if op == "A" else 1))
+    return lds_reason(g, lambda op: read_pattern(g, p, 0 if op == "A" else 1)) or _narrow_alignment_reason(g, p)
+
+
+def _narrow_alignment_reason(g: Geometry, p: MfmaPlan) -> str | None:
+    """8-bit LDS elements (I8): the wide accesses (the V bytes of an unroll-major read, a vector written along
+    the LDS row) must stay dword aligned (2-byte ones halfword aligned), so the row stride and block pads must
+    be multiples of that; every access starts at a multiple of its width along the row."""
+    if not g.narrow_lds:
+        return None
+    for dim, op in enumerate("AB"):
+        lay = g.lds_tile(op)
+        tlu = g.tlu_a if op == "A" else g.tlu_b
+        read = p.shape.values_per_lane if lay.unroll_major else 1
+        write = g.glvw(op) if lay.unroll_major != tlu else 1     # the vector runs along the LDS row
+        align = min(4, max(read, write) * g.lds_bpe)
+        stride = (lay.stride_tile if lay.unroll_major else lay.stride_k) * g.lds_bpe
+        pad = lay.pad * g.lds_bpe if lay.block_padded else 0
+        if stride % align or pad % align:
+            return (f"LdsPad{op} {lay.pad} with 8-bit LDS elements: LDS rows of {stride} bytes (block pads of "
+                    f"{pad}) misalign its {align}-byte LDS accesses; use a pad that is a multiple of {align}")
+    return None
 
 
 def plan(ctx: KernelContext) -> MfmaPlan:
@@ -129,39 +150,55 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     return m
 
 
-def pack16(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: str) -> tuple[Module, VReg]:
-    """16-bit MFMA operands from the fp32 values read from LDS (each exactly an fp16/bf16 value), two per
-    register, low half first: fp16 by a conversion (exact), bf16 by taking the upper halves (v_perm_b32)."""
+def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: str) -> tuple[Module, VReg]:
+    """The MFMA operands of narrow inputs from the 32-bit values read from LDS (one register per value, each
+    exactly an input value), packed low part first: fp16 two per register by a conversion (exact), bf16 two
+    per register as the upper halves of the fp32 values (v_perm_b32), int8 four per register from the
+    bytes read one by one from a K-major tile (ds_read_u8: two v_perm_b32 place bytes 0,1 and 2,3, the
+    others zero, an OR joins them)."""
     s = p.shape
-    per = s.values_per_lane
     packed = VReg("v", tiles * s.a_regs, name, align=ctx.arch.vgpr["tuple_alignment"] if s.a_regs > 1 else 1)
     m = Module(f"pack {name}")
-    select = None
+    per_reg = s.values_per_lane // s.a_regs
     if s.in_type == "bf16":
         select = ctx.sgpr("Bf16PackSelect")
         m.add(ctx.inst("s_mov_b32", select, 0x07060302, comment="bytes 2,3 of each source: the bf16 halves"))
+    elif s.in_type == "i8":
+        low, high = ctx.sgpr("I8PackLow"), ctx.sgpr("I8PackHigh")
+        lo_pair, hi_pair = ctx.vgpr("I8PackLo"), ctx.vgpr("I8PackHi")
+        m.add(ctx.inst("s_mov_b32", low, 0x0C0C0400, comment="byte 0 of the second source, of the first, zeros"),
+              ctx.inst("s_mov_b32", high, 0x04000C0C, comment="zeros, then the same pair in bytes 2, 3"))
+    elif s.in_type != "f16":
+        raise ValueError(f"no packing for MFMA input type {s.in_type}")
     for t in range(tiles):
         for r in range(s.a_regs):
-            lo, hi = wide[t * per + 2 * r], wide[t * per + 2 * r + 1]
+            first = t * s.values_per_lane + r * per_reg
+            v = [wide[first + j] for j in range(per_reg)]
             dst = packed[t * s.a_regs + r]
-            if select is None:
-                m.add(ctx.inst("v_cvt_pkrtz_f16_f32", dst, lo, hi))
+            if s.in_type == "f16":
+                m.add(ctx.inst("v_cvt_pkrtz_f16_f32", dst, v[0], v[1]))
+            elif s.in_type == "bf16":
+                m.add(ctx.inst("v_perm_b32", dst, v[1], v[0], select))
             else:
-                m.add(ctx.inst("v_perm_b32", dst, hi, lo, select))
+                m.add(ctx.inst("v_perm_b32", lo_pair, v[1], v[0], low),
+                      ctx.inst("v_perm_b32", hi_pair, v[3], v[2], high),
+                      ctx.inst("v_or_b32", dst, lo_pair, hi_pair))
     return m, packed
 
 
 def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values_b: VReg,
-              widened: bool = False) -> Module:
-    """One K-step: an MFMA per wave output, A's values of row t0 times B's of column t1 (16-bit values
-    read as fp32 are packed first)."""
+              widened: tuple[bool, bool] = (False, False)) -> Module:
+    """One K-step: an MFMA per wave output, A's values of row t0 times B's of column t1 (an operand read one
+    register per value, ``widened`` (A, B), is packed first)."""
     s = p.shape
     wt0, wt1 = p.wave_tile
     m = Module(f"MFMA {s.opcode} x {wt0}x{wt1}")
-    if widened:
-        pack_a, values_a = pack16(ctx, p, values_a, wt0, "MfmaPackedA")
-        pack_b, values_b = pack16(ctx, p, values_b, wt1, "MfmaPackedB")
-        m.add(pack_a, pack_b)
+    if widened[0]:
+        pack_a, values_a = pack_operand(ctx, p, values_a, wt0, "MfmaPackedA")
+        m.add(pack_a)
+    if widened[1]:
+        pack_b, values_b = pack_operand(ctx, p, values_b, wt1, "MfmaPackedB")
+        m.add(pack_b)
     swap = ctx.geometry.source_swap
     for t1 in range(wt1):
         for t0 in range(wt0):

@@ -17,7 +17,10 @@ at a time here).
 
 16-bit inputs sit in LDS widened to fp32 (the writer's LDS element, context.Geometry): their V values are
 read as fp32 registers and packed two per register just before the MFMA (mfma.mfma_step), exactly,
-since each was an fp16/bf16 value.
+since each was an fp16/bf16 value. Int8 (I8) stays a byte in LDS: in an unroll-major tile a lane's V
+values are V neighbouring bytes, read by one ds_read_b32/b64 straight into the MFMA operand, lowest K value
+in the lowest byte as the MFMA takes them; in a K-major tile they are V bytes a row apart, each read
+zero-extended into a register of its own (ds_read_u8) and packed four per register before the MFMA.
 """
 
 from __future__ import annotations
@@ -42,14 +45,17 @@ class MfmaReadState:
     values_b: list
 
 
-def widened(g) -> bool:
-    """16-bit inputs: LDS holds them as fp32, read one register per value and packed before the MFMA."""
+def widened(g, dim: int) -> bool:
+    """Values read one register per value and packed before the MFMA: 16-bit inputs (fp32 in LDS), int8
+    ones in a K-major tile (one byte each)."""
+    if g.narrow_lds:
+        return not g.lds_tile(_operand(dim)).unroll_major
     return g.in_bpe < 4
 
 
-def read_registers(g, p: MfmaPlan) -> int:
-    """Registers the reads fill per wave output and operand: the MFMA's operand, or one fp32 per value."""
-    return p.shape.values_per_lane if widened(g) else p.shape.a_regs
+def read_registers(g, p: MfmaPlan, dim: int) -> int:
+    """Registers the reads fill per wave output and operand: the MFMA's operand, or one register per value."""
+    return p.shape.values_per_lane if widened(g, dim) else p.shape.a_regs
 
 
 def _operand(dim: int) -> str:
@@ -91,12 +97,13 @@ def read_pattern(g, p: MfmaPlan, dim: int) -> tuple[list[int], list[int]]:
 def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> tuple[Module, MfmaReadState]:
     g, s = ctx.geometry, p.shape
     wave_shift = ctx.arch.wavefront_size.bit_length() - 1
-    per_tile = read_registers(g, p)
-    align = ctx.arch.vgpr["tuple_alignment"] if per_tile > 1 else 1
+    per_a, per_b = read_registers(g, p, 0), read_registers(g, p, 1)
+    align_a = ctx.arch.vgpr["tuple_alignment"] if per_a > 1 else 1
+    align_b = ctx.arch.vgpr["tuple_alignment"] if per_b > 1 else 1
     sets = g.local_read_sets
     state = MfmaReadState(ctx.vgpr("LocalReadAddrA"), ctx.vgpr("LocalReadAddrB"),
-                          [VReg("v", p.wave_tile[0] * per_tile, f"MfmaA_X{i}", align) for i in range(sets)],
-                          [VReg("v", p.wave_tile[1] * per_tile, f"MfmaB_X{i}", align) for i in range(sets)])
+                          [VReg("v", p.wave_tile[0] * per_a, f"MfmaA_X{i}", align_a) for i in range(sets)],
+                          [VReg("v", p.wave_tile[1] * per_b, f"MfmaB_X{i}", align_b) for i in range(sets)])
     lane, wave, tmp = ctx.vgpr("WaveLane"), ctx.vgpr("WaveIndex"), ctx.vgpr("LraTmp")
     t_index, k_index = ctx.vgpr("LraTileIndex"), ctx.vgpr("LraKIndex")
     m = Module("MFMA local read addresses")
@@ -127,12 +134,22 @@ def local_reads(ctx: KernelContext, p: MfmaPlan, state: MfmaReadState, step: int
     g = ctx.geometry
     bpe = g.lds_bpe
     regs_per_value = g.acc_regs
-    per_tile = read_registers(g, p)
     base = g.lds_buffer_offset(buffer)
     m = Module(f"MFMA local reads, K-step {step}")
     for dim, values, addr in ((0, state.values_a[regset], state.address_a),
                               (1, state.values_b[regset], state.address_b)):
         lay = g.lds_tile(_operand(dim))
+        per_tile = read_registers(g, p, dim)
+        if g.narrow_lds:    # bytes: one ds_read_u8 per value (K-major), or the V bytes at once
+            nbytes = read_values(g, p, dim) * bpe
+            for t, v, t_off, k_off in reads(g, p, dim, step):
+                off = base + offset(lay, t_off, k_off) * bpe
+                mods = [("offset", off)] if off else ()
+                if nbytes < 4:
+                    m.add(ctx.inst("ds_read_u8", values[t * per_tile + v], addr, mods=mods))
+                else:
+                    m.add(ctx.inst(_READ[nbytes // 4], values.slice(t * per_tile, nbytes // 4), addr, mods=mods))
+            continue
         width = read_values(g, p, dim) * regs_per_value
         for t, v, t_off, k_off in reads(g, p, dim, step):
             off = base + offset(lay, t_off, k_off) * bpe
