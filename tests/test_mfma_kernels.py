@@ -450,3 +450,16 @@ def test_int8_wide_vectors_at_edges(arch, mi, ta):
     for alpha, beta, sizes in ((2**30 + 1, -5, [Size(1, 1, 1, 1), Size(67, 29, 131, 2)]), (-3, 0, [Size(17, 65, 64, 1)])):
         results = verify_sizes(co, contract, sizes, alpha, beta, 5, EmulatedRuntime())
         assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+@pytest.mark.parametrize("mi,ta,tb", [([32, 32, 4, 1, 1, 1, 2, 2, 2], False, False), ([16, 16, 8, 1, 1, 2, 1, 2, 2], True, True)])
+def test_xf32_gfx942(mi, ta, tb):
+    """F32XdlMathOp X on an S problem (Tensile's EnableF32XdlMathOp, rocBLAS's gfx942 SB_MX logic): fp32 A/B
+    through the xf32 MFMAs, two K values per lane (the emulator takes xf32 inputs as exact fp32)."""
+    params = {"MatrixInstruction": mi, "DepthU": 16, "PrefetchGlobalRead": 2, "PrefetchLocalRead": 1,
+              "TransposeLDS": 1, "GlobalReadVectorWidth": 4}
+    co, contract, kernel = built("gfx942", {**problem("SSS", ta, tb), "F32XdlMathOp": "x"}, params)
+    assert f"v_mfma_f32_{mi[0]}x{mi[1]}x{mi[2]}_xf32" in kernel.text()
+    for beta, sizes in ((0.5, [Size(1, 1, 1, 1), Size(67, 29, 37, 2)]), (0.0, [Size(65, 130, 16, 1)])):
+        results = verify_sizes(co, contract, sizes, -1.25, beta, 3, EmulatedRuntime())
+        assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]

@@ -64,9 +64,18 @@ class MfmaPlan:
         return t0 + t1 * self.wave_tile[0]
 
 
+def xf32(g: Geometry) -> bool:
+    """fp32 A/B computed by the xf32 MFMAs (gfx942): F32XdlMathOp X on an S problem (Tensile's
+    EnableF32XdlMathOp). A and B stay fp32 in memory, LDS and registers; the MFMA takes two values per lane."""
+    xdl = getattr(g.problem_type, "f32_xdl_math_op", None)
+    return g.data_type == "S" and xdl is not None and xdl.char == "X"
+
+
 def _shape(g: Geometry, arch: Arch) -> MfmaShape | None:
     m, n, k, b = g.matrix_instruction
     in_t, out_t = MFMA_TYPES[g.data_type]
+    if xf32(g):
+        in_t = "xf32"
     return find_mfma(arch.name, in_t, out_t, m, n, k, b)
 
 
