@@ -266,3 +266,56 @@ def test_load_solution_file_from_a_logic_file():
         load_solution_file(path, index=2)
     with pytest.raises(UserError, match="say which one"):
         load_solution_file(path)
+
+
+def _mfma_plr(**kw) -> Solution:
+    tn = ProblemType.from_dict({"DataType": "s", "TransposeA": True, "TransposeB": False, "Batched": True})
+    base = dict(MatrixInstruction=[16, 16, 4, 1], ThreadTile=[1, 32], WorkGroup=[64, 4, 1], ScheduleIterAlg=3,
+                PrefetchGlobalRead=1, GlobalReadVectorWidth=1, VectorWidth=1, TransposeLDS=0)
+    base.update(kw)
+    return Solution.from_dict(base, where="test.yaml", problem_type=tn)
+
+
+@pytest.mark.parametrize("du,plr,lrvw,expect", [
+    # DepthU 32 / MatrixInstK 4 = LoopIters 8; the DepthU check (DepthU % (PLR % LoopIters + 1)) comes first
+    (32, 5, 1, "not a multiple of PrefetchLocalRead % LoopIters + 1 = 6"),
+    (32, 11, 1, "PrefetchLocalRead 11 % LoopIters 8 > 1"),
+    (16, 9, 1, "PrefetchLocalRead 9 >= 2x LoopIters 4"),
+    (32, 17, 1, "PrefetchLocalRead 17 >= 2x LoopIters 8"),
+    (16, 8, 1, "PrefetchLocalRead 8 >= 2x LoopIters 4"),
+    (32, 8, 1, "PrefetchLocalRead 8 with LoopIters 8 (a multiple)"),
+    (16, 1, 4, "not enough LoopIters to prefetch 1x4"),
+    (16, 5, 1, None), (16, 1, 1, None), (32, 9, 1, None), (32, 0, 1, None)])
+def test_prefetch_local_read_against_loop_iters_is_tensile_444s_rule(du, plr, lrvw, expect):
+    """SolutionStructs.py (4.44) assignDerivedParameters, after LoopIters is set: one place (derive), so the
+    tuner, the writer's validation and create-library agree."""
+    s = _mfma_plr(DepthU=du, PrefetchLocalRead=plr, LocalReadVectorWidth=lrvw, TransposeLDS=int(lrvw > 1))
+    if expect is None:
+        assert s.valid, s.rejection
+    else:
+        assert not s.valid and expect in s.rejection
+
+
+def test_prefetch_local_read_rules_are_not_applied_to_logic_files():
+    """TensileCreateLibrary only warns about them for a logic file and builds the kernel (rocBLAS's arcturus logic
+    has PrefetchLocalRead 2 with LoopIters 2), so such a solution read from a logic file is valid."""
+    tn = {"DataType": "s", "TransposeA": True, "TransposeB": False, "Batched": True, "OperationType": "GEMM"}
+    d = dict(MatrixInstruction=[16, 16, 4, 1], ThreadTile=[1, 32], WorkGroup=[64, 4, 1], ScheduleIterAlg=3,
+             PrefetchGlobalRead=1, GlobalReadVectorWidth=1, VectorWidth=1, DepthU=32, PrefetchLocalRead=11,
+             LocalReadVectorWidth=1, ProblemType=tn)
+    assert not Solution.from_dict(d, where="t.yaml").valid
+    assert Solution.from_dict({**d, "SolutionIndex": 0}, where="t.yaml", defaults_from="tensile").valid
+
+
+def test_one_lds_buffer_estimate_refuses_the_kernels_tensiles_writer_failed_on():
+    """1LDSB.yaml's gfx908 winners MT64x32x16_MI16x16x4x1 with PrefetchLocalRead 5 and 1 (LoopIters 4, 1LDSBuffer):
+    Tensile 4.44's TensileCreateLibrary failed on both with overflowedResources 5. Without 1LDSBuffer, or without a
+    prefetch (no barrier inside the loop), the tile is not refused."""
+    from tensile_asm.solution.one_lds_buffer import one_lds_buffer_rejection
+
+    for plr in (5, 1):
+        bad = _mfma_plr(DepthU=16, PrefetchLocalRead=plr, LocalReadVectorWidth=1, **{"1LDSBuffer": 1})
+        assert bad.valid and "1LDSBuffer with ScheduleIterAlg 3" in one_lds_buffer_rejection(bad, "gfx908")
+    for kw in ({"1LDSBuffer": 0}, {"1LDSBuffer": 1, "PrefetchLocalRead": 0}):
+        ok = _mfma_plr(**{"DepthU": 16, "PrefetchLocalRead": 5, "LocalReadVectorWidth": 1, **kw})
+        assert ok.valid and one_lds_buffer_rejection(ok, "gfx908") is None

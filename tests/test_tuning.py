@@ -267,8 +267,9 @@ def test_selection_nearest_and_model_for_unseen_sizes(tmp_path, cache, whole):
 
 
 def test_forks_tensile_rejects_for_prefetch_local_read_are_listed():
-    """Tensile 4.44 rejects PrefetchLocalRead against LoopIters while deriving (such forks never reach its kernel
-    writer, which refuses them in a logic file); each is listed with the reason, the others are candidates."""
+    """Tensile 4.44 rejects PrefetchLocalRead against LoopIters while deriving (solution/derive.py has the rule),
+    and its writer fails on 1LDSB.yaml's PLR5 winner with one LDS buffer (solution/one_lds_buffer.py); each such
+    fork is listed with the reason, the others are candidates."""
     import tempfile
 
     from tensile_asm.isa.arch import load_arch
@@ -277,15 +278,16 @@ def test_forks_tensile_rejects_for_prefetch_local_read_are_listed():
     with tempfile.TemporaryDirectory() as tmp:
         cfg = read_config(write_config(Path(tmp), [
             {"MatrixInstruction": [[16, 16, 4, 1]]}, {"ThreadTile": [[1, 32]]}, {"WorkGroup": [[64, 4, 1]]},
-            {"DepthU": [16, 32]}, {"PrefetchLocalRead": [1, 5, 9, 17]}, {"LocalReadVectorWidth": [1, 4]}],
+            {"ScheduleIterAlg": [3]}, {"DepthU": [16, 32]}, {"PrefetchLocalRead": [1, 5, 9, 11, 17]},
+            {"LocalReadVectorWidth": [1]}, {"1LDSBuffer": [0, 1]}],
             [{"Exact": [64, 32, 1, 64]}]))
     [problem] = cfg.problems
     cands = make_candidates(problem, problem.groups[0], load_arch("gfx908"), None)
-    got = {(c.params["DepthU"], c.params["PrefetchLocalRead"], c.params["LocalReadVectorWidth"]): c.reason or "ok"
+    got = {(c.params["DepthU"], c.params["PrefetchLocalRead"], c.params["1LDSBuffer"]): c.reason or "ok"
            for c in cands}
     # DepthU 16 -> LoopIters 4, DepthU 32 -> 8 (MatrixInstruction K 4)
-    assert "% LoopIters 8 > 1" in got[(32, 5, 1)]
-    assert ">= 2x LoopIters 4" in got[(16, 9, 1)] and ">= 2x LoopIters 8" in got[(32, 17, 1)]
-    assert got[(16, 1, 4)] != "ok"      # LoopIters 4 cannot prefetch 1x4 (or an earlier rule of ours refuses it)
-    assert "not enough LoopIters" not in got[(32, 1, 4)] and "PrefetchLocalRead" not in got[(32, 9, 1)]
-    assert "PrefetchLocalRead" not in got[(16, 5, 1)] and "PrefetchLocalRead" not in got[(16, 1, 1)]
+    assert "% LoopIters 8 > 1" in got[(32, 11, 0)] and "invalid solution (Tensile's rules)" in got[(32, 11, 0)]
+    assert ">= 2x LoopIters 4" in got[(16, 9, 0)] and ">= 2x LoopIters 8" in got[(32, 17, 0)]
+    assert "kernel writer refuses it" in got[(16, 5, 1)] and "kernel writer refuses it" in got[(16, 1, 1)]
+    assert "PrefetchLocalRead" not in got[(16, 5, 0)] and "PrefetchLocalRead" not in got[(16, 1, 0)]
+    assert "PrefetchLocalRead" not in got[(32, 9, 0)]

@@ -313,8 +313,13 @@ class _Deriver(LayoutMixin):
         if p["VectorWidthB"] == -1:
             p["VectorWidthB"] = vw
         out["vector_width_b"] = p["VectorWidthB"]
-        if p["MemoryModifierFormat"] == "":
-            p["MemoryModifierFormat"] = "SC0" if list(p["ISA"])[:2] == [9, 4] else "GLC"
+        # Tensile 4.44: GLC where the ISA's assembler has the glc modifier (not gfx94x/gfx95x, not a source
+        # kernel's ISA 0.0.0), else SC0; ForceStoreSC1 Auto becomes the ISA's ArchCaps value (False on every ISA)
+        if p["MemoryModifierFormat"] not in ("GLC", "SC0"):
+            isa = list(p["ISA"])
+            p["MemoryModifierFormat"] = "SC0" if isa == [0, 0, 0] or isa[:2] in ([9, 4], [9, 5]) else "GLC"
+        if p["ForceStoreSC1"] not in (False, True) or p["ForceStoreSC1"] == "Auto":
+            p["ForceStoreSC1"] = False
         out["vector_width"] = vw
         # Tensile overwrites this assumption: kernels with VW > 1 need sizes > 1 (3 for assembly, 2 for source)
         p["AssertMinApproxSize"] = (3 if p["KernelLanguage"] == "Assembly" else 2) if vw > 1 else 0
@@ -356,16 +361,21 @@ class _Deriver(LayoutMixin):
 
     def _flags(self) -> None:
         p = self.p
-        if p["KernelLanguage"] != "Assembly":
-            p["BufferLoad"] = False
-        self.buffer_load = bool(p["BufferLoad"])
+        # Tensile 4.44 keeps a source kernel's BufferLoad parameter (named BL1, and the library's
+        # BufferLoadOffsetLimitCheck); only assembly kernels load through buffers
+        self.buffer_load = bool(p["BufferLoad"]) and p["KernelLanguage"] == "Assembly"
+        if p["KernelLanguage"] == "Assembly" and not p["BufferLoad"]:
+            p["StaggerU"] = 0   # Tensile 4.44: StaggerU needs BufferLoad in assembly kernels
+        if p["ScheduleIterAlg"] == 2:   # Tensile 4.44 forces these with ScheduleIterAlg 2
+            p["PrefetchLocalRead"], p["ExpandPointerSwap"], p["1LDSBuffer"] = 1, 1, 1
         pgr = bool(p["PrefetchGlobalRead"])
         p["SuppressNoLoadLoop"] = bool(p["SuppressNoLoadLoop"] and self.buffer_load and pgr and p["GlobalSplitU"] == 1)
         p["ExpandPointerSwap"] = bool(p["ExpandPointerSwap"] and self.buffer_load and pgr)
         if p["VectorAtomicWidth"] == -1:
             p["VectorAtomicWidth"] = 2 if self.pt.data_type.char == "H" else 1
-        if p["StaggerU"] == 0:
+        if p["StaggerU"] == 0:   # Tensile 4.44 clears both (named SUM0/SUS0; staggerStrideShift 0)
             p["StaggerUMapping"] = 0
+            p["StaggerUStride"] = 0
         wgm = p["WorkGroupMapping"]
         if p["KernelLanguage"] != "Assembly" or p["WorkGroupMappingType"] == "Z":
             wgm = abs(wgm)      # Tensile 4.44: a negative WorkGroupMapping is for assembly block mapping only
@@ -442,6 +452,42 @@ class _Deriver(LayoutMixin):
         if not self.mfma and lu < 2:
             self.reject(f"LoopUnroll {lu} (DepthU {du} / LocalSplitU {lsu} / InnerUnroll {p['InnerUnroll']}) "
                         f"is less than 2")
+        self._prefetch_local_read(iters)
+
+    def _prefetch_local_read(self, iters: int) -> None:
+        """Tensile 4.44's PrefetchLocalRead rules against LoopIters (SolutionStructs.py assignDerivedParameters,
+        right after LoopIters is set), in its order. Tensile never benchmarks such a fork, and a logic file naming
+        one may make TensileCreateLibrary's kernel writer fail. From a logic file (``from_logic``) Tensile only
+        warns about them (``reject`` in TensileCreateLibrary prints "Any rejection of a LibraryLogic is not
+        expected") and builds the kernel: rocBLAS ships such solutions (arcturus: PrefetchLocalRead 2 with
+        LoopIters 2), so they are read as valid here too."""
+        p, k = self.p, self.k
+        plr = int(p["PrefetchLocalRead"])
+        if iters < 1:
+            self.reject(f"LoopIters {iters} is less than 1 (DepthU {p['DepthU']} too small for MatrixInstK "
+                        f"{k.get('MatrixInstK', 1)})")
+        if self.from_logic:
+            return
+        if plr >= 2 * iters:
+            self.reject(f"PrefetchLocalRead {plr} >= 2x LoopIters {iters}; use PrefetchLocalRead < {2 * iters}")
+        if plr % iters > 1:
+            self.reject(f"PrefetchLocalRead {plr} % LoopIters {iters} > 1 (Tensile rejects it as low performance); "
+                        f"use PrefetchLocalRead 0, 1, {iters} or {iters + 1}")
+        if self.mfma and plr > 0:
+            mipt = int(k["MIInputPerThread"])
+            wlr = int(p["LocalReadVectorWidth"]) // mipt
+            if wlr == 0:
+                self.reject(f"LocalReadVectorWidth {p['LocalReadVectorWidth']} is less than MIInputPerThread {mipt}")
+            if iters % wlr:
+                self.reject(f"LocalReadVectorWidth {p['LocalReadVectorWidth']} cannot be distributed evenly: LoopIters "
+                            f"{iters} is not divisible by LocalReadVectorWidth / MIInputPerThread = {wlr}")
+            rest = plr % iters
+            if rest and iters - rest * wlr <= 0:
+                self.reject(f"PrefetchLocalRead {plr} with LoopIters {iters} and LocalReadVectorWidth "
+                            f"{p['LocalReadVectorWidth']}: not enough LoopIters to prefetch {rest}x{wlr} iterations")
+            if plr > 1 and rest == 0:
+                self.reject(f"PrefetchLocalRead {plr} with LoopIters {iters} (a multiple): Tensile rejects it as "
+                            f"low performance")
 
     def _late(self) -> None:
         p, k, pt = self.p, self.k, self.pt
@@ -462,6 +508,20 @@ class _Deriver(LayoutMixin):
                 if (not self.buffer_load or not gnp[tc]) and g > 1 and g != p["VectorWidth"]:
                     self.reject(f"GlobalLoadVectorWidth{tc} {g} must equal VectorWidth {p['VectorWidth']} or be 1 "
                                 f"(edge shifting)")
+        # Tensile 4.44 (assignDerivedParameters): without initial strides the kernel assumes unit stride in the
+        # first dimension, set into the solution itself (it shows in kernel names as ASAE01.. where other solutions
+        # of the set differ, and becomes the library's StrideXEqual predicates)
+        for tc, initial in (("A", pt.use_initial_strides_ab), ("B", pt.use_initial_strides_ab),
+                            ("C", pt.use_initial_strides_cd), ("D", pt.use_initial_strides_cd)):
+            if not initial:
+                p[f"AssertStride{tc}Equal"] = {**p[f"AssertStride{tc}Equal"], 0: 1}
+        # Tensile 4.44: the default StoreVectorWidth (named SVW), and GlobalSplitU 1 forced to one spelling
+        # ("to eliminate identical/duplicate kernels when GSU=1")
+        if p["StoreVectorWidth"] == -1:
+            regs = pt.data_type.bytes / 4
+            p["StoreVectorWidth"] = p["VectorWidth"] if p["SourceSwap"] else (4 if regs <= 1 else int(4 // regs))
+        if p["GlobalSplitU"] == 1:
+            p["MinKForGSU"], p["GlobalSplitUAlgorithm"] = 256, "SingleBuffer"
         vs = p["VectorStore"]
         k["_VectorStore"] = (0 if pt.use_initial_strides_cd else 1) if vs == -1 else int(vs)
         ic = "IJKLMNOPQRSTUVWXYZ"

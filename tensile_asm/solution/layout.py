@@ -223,8 +223,15 @@ class LayoutMixin:
 
     def _try_depth_u(self, du: int, user: int, nt: int) -> str | None:
         p = self.p
-        if not self.mfma and du % (p["PrefetchLocalRead"] + 1):
-            return f"DepthU {du} is not a multiple of PrefetchLocalRead+1 = {p['PrefetchLocalRead'] + 1}"
+        # Tensile 4.44: the prefetch VGPR index plr[x] must line up at each loop start
+        du_lds = du // p["DepthULdsDivisor"]
+        iters = du_lds // self.out["local_split_u"] // p["InnerUnroll"] // (self.k["MatrixInstK"] if self.mfma else 1)
+        if iters < 1:
+            return f"LoopIters is less than 1 at DepthU {du}"
+        plr_iters = p["PrefetchLocalRead"] % iters
+        if du_lds % (plr_iters + 1):
+            return (f"DepthU {du} (per LDS pass {du_lds}) is not a multiple of PrefetchLocalRead % LoopIters + 1 = "
+                    f"{plr_iters + 1}")
         for tc in "AB":
             grvw = self.load_widths[tc]
             mt, coal, perp, tlu = self._operand(tc, du)

@@ -36,37 +36,10 @@ def _fingerprint(sol) -> str:
     return json.dumps(d, sort_keys=True, default=repr)
 
 
-def prefetch_local_read_rejection(sol) -> str | None:
-    """Tensile 4.44's assignDerivedParameters rejections of PrefetchLocalRead against LoopIters (SolutionStructs.py,
-    after LoopIters is set), which this project's derivation does not make: such a fork is never benchmarked by
-    Tensile, and a logic file naming it is refused by TensileCreateLibrary's kernel writer."""
-    p, k = sol.params, sol.derived_keys
-    iters, plr = k.get("LoopIters"), int(p.get("PrefetchLocalRead", 0) or 0)
-    if not iters or iters < 1:
-        return None
-    if plr >= 2 * iters:
-        return f"PrefetchLocalRead {plr} >= 2x LoopIters {iters}"
-    if plr % iters > 1:
-        return f"PrefetchLocalRead {plr} % LoopIters {iters} > 1 (Tensile rejects it as low performance)"
-    if sol.derived.is_mfma and plr > 0:
-        mipt = int(k.get("MIInputPerThread") or 1)
-        wlr = int(p.get("LocalReadVectorWidth", mipt)) // mipt
-        if wlr == 0:
-            return f"LocalReadVectorWidth {p.get('LocalReadVectorWidth')} is less than MIInputPerThread {mipt}"
-        if iters % wlr:
-            return (f"LocalReadVectorWidth {p.get('LocalReadVectorWidth')} cannot be distributed evenly: LoopIters "
-                    f"{iters} is not divisible by {wlr}")
-        rest = plr % iters
-        if rest and iters - rest * wlr <= 0:
-            return f"PrefetchLocalRead {plr} with LoopIters {iters}: not enough LoopIters to prefetch {rest}x{wlr}"
-        if plr > 1 and rest == 0:
-            return f"PrefetchLocalRead {plr} with LoopIters {iters} (a multiple): Tensile rejects it as low performance"
-    return None
-
-
 def make_candidates(problem, group, arch, arch_error: str | None) -> list[Candidate]:
     """Every fork of ``group`` as a Candidate (``arch``: the Arch built for, None with ``arch_error``)."""
     from tensile_asm.solution import Solution
+    from tensile_asm.solution.one_lds_buffer import one_lds_buffer_rejection
     from tensile_asm.writer.build import supports
 
     out: list[Candidate] = []
@@ -87,9 +60,9 @@ def make_candidates(problem, group, arch, arch_error: str | None) -> list[Candid
         if not sol.valid:
             c.reason = f"invalid solution (Tensile's rules): {sol.rejection}"
             continue
-        why = prefetch_local_read_rejection(sol)
+        why = one_lds_buffer_rejection(sol, arch.name if arch is not None else None)
         if why:
-            c.reason = f"invalid solution (Tensile's rules): {why}"
+            c.reason = f"Tensile 4.44's kernel writer refuses it (estimate): {why}"
             continue
         fp = _fingerprint(sol)
         if fp in seen:
