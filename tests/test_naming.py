@@ -74,10 +74,11 @@ def test_single_solution_names_have_no_tokens_but_k1():
 
 def test_min_names_only_name_what_differs():
     a = Solution.from_dict({"WorkGroup": [16, 16, 1], "ThreadTile": [4, 4], "DepthU": 16}, problem_type=NN)
-    b = Solution.from_dict({"WorkGroup": [16, 16, 1], "ThreadTile": [4, 4], "DepthU": 8}, problem_type=NN)
+    b = Solution.from_dict({"WorkGroup": [16, 16, 1], "ThreadTile": [4, 4], "DepthU": 32}, problem_type=NN)
     c = Solution.from_dict({"WorkGroup": [8, 8, 1], "ThreadTile": [4, 4], "DepthU": 8, "PrefetchGlobalRead": 0},
                            problem_type=NN)
-    assert min_names([a, b]) == ["Cijk_Ailk_Bljk_SB_MT64x64x16_SN_K1", "Cijk_Ailk_Bljk_SB_MT64x64x8_SN_K1"]
+    assert a.valid and b.valid and c.valid
+    assert min_names([a, b]) == ["Cijk_Ailk_Bljk_SB_MT64x64x16_SN_K1", "Cijk_Ailk_Bljk_SB_MT64x64x32_SN_K1"]
     names = min_names([a, b, c])
     assert names[2] == "Cijk_Ailk_Bljk_SB_MT32x32x8_SN_K1_PGR0_WG8_8_1"
     assert required_parameters([a, b, c]) == {"Kernel", "PrefetchGlobalRead", "WorkGroup"}
@@ -154,3 +155,35 @@ def test_kernelslite_kernel_names_are_reproduced():
         assert name_with(state, pt.name, keys) == entry["name"]
         checked += 1
     assert checked == 135
+
+
+def _tensile_names(fixture: str) -> list[str]:
+    import gzip
+    import json
+
+    with gzip.open(Path(__file__).parent / "data" / fixture, "rt") as f:
+        return json.load(f)["kernels"]
+
+
+@needs_shared
+@pytest.mark.parametrize("fixture,arch,logic", [
+    ("tensile444_kernel_names_lite.json.gz", "gfx900;gfx906;gfx908;gfx90a", "lite_configs"),
+    ("tensile444_kernel_names_aldebaran4.json.gz", "gfx90a", "aldebaran4"),
+])
+def test_kernel_names_equal_tensile_444s(fixture, arch, logic, tmp_path, request):
+    """create-library's kernel names are the names Tensile 4.44's TensileCreateLibrary gives the same logic (its
+    own min naming, recorded by tools/tensile_kernel_names.py): GLVWA/GLVWB tokens, AssertStride*Equal {0: 1},
+    StoreVectorWidth, StaggerUStride 0, MemoryModifierFormat and BufferLoad as 4.44 derives them."""
+    from tensile_asm.library.create import _collect, parse_architectures
+
+    if logic == "aldebaran4" and not request.config.getoption("--slow"):
+        pytest.skip("782 rocBLAS kernels: with --slow")
+    src = LOGIC / "lite_configs"
+    if logic == "aldebaran4":
+        src = tmp_path
+        for name in ("Cijk_Ailk_Bljk_SB", "Cijk_Ailk_Bljk_HHS_BH", "Cijk_Alik_Bljk_DB", "Cijk_Ailk_Bljk_SB_GB"):
+            (tmp_path / f"aldebaran_{name}.yaml").symlink_to(LOGIC / "rocblas-asm_full" / "aldebaran" /
+                                                             f"aldebaran_{name}.yaml")
+    items, _ = _collect(src, parse_architectures(arch))
+    ours = min_names([it.solution for it in items if it.solution is not None], kernel=True)
+    assert sorted(set(ours)) == sorted(set(_tensile_names(fixture)))

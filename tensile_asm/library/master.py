@@ -18,7 +18,7 @@ naming one file per problem type with that type's solutions and selection.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -67,12 +67,8 @@ def problem_predicate(sol: Solution) -> dict[str, Any]:
                             ("AssertFree1ElementMultiple", "Free1SizeMultiple", 0)):
         if p[key] != 1:
             preds.append(_pred(tag, p[key], index))
-    for tc, initial in (("A", pt.use_initial_strides_ab), ("B", pt.use_initial_strides_ab),
-                        ("C", pt.use_initial_strides_cd), ("D", pt.use_initial_strides_cd)):
-        asserts = dict(p[f"AssertStride{tc}Equal"])
-        if not initial:
-            asserts.setdefault(0, 1)  # the kernel assumes unit stride in the first dimension
-        dim = [_pred(f"Stride{tc}Equal", v, pos) for pos, v in asserts.items() if v != -1]
+    for tc in "ABCD":   # the derivation sets {0: 1} without initial strides (solution/derive.py)
+        dim = [_pred(f"Stride{tc}Equal", v, pos) for pos, v in p[f"AssertStride{tc}Equal"].items() if v != -1]
         if dim:
             preds.append(_and(dim))
     for key, tag in (("AssertSizeEqual", "SizeEqual"), ("AssertSizeGreaterThan", "SizeGreaterThan"),
@@ -400,6 +396,18 @@ class LibraryFiles:
 
     libraries: dict[str, dict[str, Any]]
     code_object_of: dict[str, str]
+    # lazy loading: per architecture, per lazy (problem type) library, its solutions' (index, solution name)
+    lazy_index: dict[str, dict[str, list[tuple[int, str]]]] = field(default_factory=dict)
+
+    def master_solution_index(self) -> str:
+        """``TensileMasterSolutionIndex.csv`` as Tensile 4.44's ``writeMasterSolutionIndexCSV`` writes it for a
+        lazy-loading build: per architecture, per lazy library, each solution's index (twice: the library's key
+        and the solution's own) and its solution name (the logic file's SolutionNameMin)."""
+        lines = ["architectureName,libraryName,libraryIndex,solutionIndex,solutionName"]
+        for gfx, libs in self.lazy_index.items():
+            for name, rows in libs.items():
+                lines += [f"{gfx},{name},{index},{index},{sol_name}" for index, sol_name in rows]
+        return "\n".join(lines) + "\n"
 
 
 def build_library_files(parts: Sequence[tuple[str, LibraryPart]], separate: bool = False,
@@ -423,23 +431,26 @@ def build_library_files(parts: Sequence[tuple[str, LibraryPart]], separate: bool
                              for gfx, ps in by_arch.items()}, {})
     libraries: dict[str, dict[str, Any]] = {}
     code_object_of: dict[str, str] = {}
+    lazy_index: dict[str, dict[str, list[tuple[int, str]]]] = {}
     for gfx, ps in by_arch.items():
         master: dict[str, Any] | None = None
         lazies: dict[str, dict[str, Any]] = {}
-        next_index = architecture_index(gfx)
+        # TensileCreateLibrary.addFallback: the fallback (hip_*) libraries keep their own numbering (from
+        # ArchitectureIndexMap("fallback") = 0) and are inserted into each architecture's master library
+        next_index = {False: architecture_index(gfx), True: architecture_index("fallback")}
         for part in ps:
             if not part.solutions:
                 continue
-            if part.logic.architecture == "fallback":
-                raise UserError(f"{part.logic.path}: fallback logic (ArchitectureName fallback) with "
-                                f"--lazy-library-loading is not implemented; build it without lazy loading")
+            fallback = part.logic.architecture == "fallback"
             name = placeholder_name(part.logic)
             remap, solutions = {}, []
+            index_rows = lazy_index.setdefault(gfx, {}).setdefault(name, [])
             for logic_index, sol, kernel in part.solutions:
-                remap[logic_index] = next_index
-                solutions.append(solution_entry(sol, kernel, next_index, logic_index))
+                remap[logic_index] = next_index[fallback]
+                solutions.append(solution_entry(sol, kernel, next_index[fallback], logic_index))
+                index_rows.append((next_index[fallback], sol.stored_name or kernel))
                 code_object_of[kernel] = name
-                next_index += 1
+                next_index[fallback] += 1
             own = {"solutions": solutions, "library": _selection_node(part.logic, remap)}
             if name in lazies:      # MasterSolutionLibrary.merge of two lazy libraries of one name
                 lazies[name]["solutions"] += solutions
@@ -451,7 +462,7 @@ def build_library_files(parts: Sequence[tuple[str, LibraryPart]], separate: bool
         libraries[f"TensileLibrary_lazy_{gfx}"] = {"solutions": [],
                                                    "library": master or {"type": "Hardware", "rows": []}}
         libraries.update(lazies)
-    return LibraryFiles(libraries, code_object_of)
+    return LibraryFiles(libraries, code_object_of, lazy_index)
 
 
 def write_master_library(lib: dict[str, Any], out_dir: str | Path, fmt: str = "yaml",

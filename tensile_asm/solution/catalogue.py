@@ -302,8 +302,9 @@ EnableF32XdlMathOp EnableMatrixInstructionStore VectorWidthA
 FILE_WINS = frozenset({"_GlobalAccumulation", "_WorkspaceSizePerElemC"})
 
 # Keys of older (or other) Tensile versions seen in real logic files: accepted and kept verbatim, never used by
-# the derivation. True marks the ones that were solution parameters then (they take part in names, as they
-# did); False marks derived keys or annotations of those versions.
+# the derivation. True marks the ones that were solution parameters then; False marks derived keys or
+# annotations of those versions. None of them is named: Tensile 4.44's TensileCreateLibrary names only its own
+# validParameters (solution/naming.py).
 LEGACY_KEYS: dict[str, bool] = {
     "LdsBlockSizePerPad": True, "DirectToLds": True, "GlobalReadWarmup": True, "LdsInitCVgprs": True,
     "MFMA_BF16_1K": True, "MIUseAccVgpr": True, "MinGlobalWriteVectorWidth": True, "NoLdsWriteCode": True,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from tensile_asm.solution.catalogue import LEGACY_KEYS, PARAMS, abbreviation
+from tensile_asm.solution.catalogue import PARAMS, abbreviation
 
 # Never tokens: they are in the prefix, or Tensile leaves them out on purpose.
 EXCLUDED = frozenset({
@@ -50,11 +50,18 @@ def token(key: str, value: Any) -> str:
     return abbreviation(key) + value_abbreviation(key, value)
 
 
+# Derived keys that are also parameters in Tensile 4.44's validParameters (a config may set them; the derivation
+# adjusts them), so its min naming names them (GLVWA/GLVWB) where they differ within the set.
+NAMED_DERIVED = frozenset({"GlobalLoadVectorWidthA", "GlobalLoadVectorWidthB"})
+
+
 def nameable(key: str) -> bool:
-    """Keys min naming may use: solution parameters (and those of older versions), not derived keys."""
+    """Keys min naming may use: Tensile 4.44's validParameters (our PARAMS and the two GlobalLoadVectorWidth
+    keys). Parameters only older versions knew (MinGlobalWriteVectorWidth, LdsPad, ...) stay in the solution
+    but, as in 4.44's TensileCreateLibrary, are never named."""
     if key in EXCLUDED or key.startswith("_"):
         return False
-    return key in PARAMS or LEGACY_KEYS.get(key, False)
+    return key in PARAMS or key in NAMED_DERIVED
 
 
 def name_with(state: Mapping[str, Any], problem_type_name: str, required: Iterable[str]) -> str:
