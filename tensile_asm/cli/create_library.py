@@ -22,7 +22,6 @@ NOT_IMPLEMENTED = {
     "--short-file-names": "file names are not shortened",
     "--embed-library": "write the library files and load them at run time",
     "--generate-sources-and-exit": "only assembly kernels are generated",
-    "--write-master-solution-index": "support.json lists every solution",
     "--cxx-compiler": "the LLVM toolchain is found automatically (tools/setup)",
     "--cmake-cxx-compiler": "the LLVM toolchain is found automatically (tools/setup)",
     "--assembler": "the LLVM toolchain is found automatically (tools/setup)",
@@ -73,6 +72,10 @@ def _parser() -> argparse.ArgumentParser:
                         "placeholders naming one library per problem type, "
                         "TensileLibrary_Type_<AC>_<operation>_<gfx>.yaml (or .dat), each with its kernels in "
                         "the code object of that name (.co, a compressed bundle), as Tensile 4.44")
+    p.add_argument("--write-master-solution-index", action="store_true",
+                   help="with --lazy-library-loading: library/TensileMasterSolutionIndex.csv (architecture, lazy "
+                        "library, library index, solution index, solution name per built solution), as Tensile "
+                        "4.44 writes it (only with lazy loading)")
     p.add_argument("--library-format", choices=("yaml", "msgpack"), default="yaml",
                    help="TensileLibrary.yaml (default) or TensileLibrary.dat (msgpack)")
     p.add_argument("--code-object-version", choices=("default", "V4", "V5"), default="V5",
@@ -140,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                                 jobs=args.jobs, cache_dir=args.cache_dir, use_cache=not args.no_cache,
                                 compress=args.compress, manifest_only=args.generate_manifest_and_exit,
                                 separate_architectures=args.separate_architectures,
-                                lazy_library_loading=args.lazy_library_loading)
+                                lazy_library_loading=args.lazy_library_loading,
+                                master_solution_index=args.write_master_solution_index)
         if args.generate_manifest_and_exit:
             print(f"wrote {report.manifest_path}")
             return 0

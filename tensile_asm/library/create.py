@@ -379,7 +379,7 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
                    merge_files: bool = True, jobs: int | None = None, cache_dir: str | Path | None = None,
                    use_cache: bool = True, progress: bool | None = None, compress: str = "zstd",
                    manifest_only: bool = False, separate_architectures: bool = False,
-                   lazy_library_loading: bool = False) -> CreateReport:
+                   lazy_library_loading: bool = False, master_solution_index: bool = False) -> CreateReport:
     """Build code objects and the master library for ``arch`` (one gfx name or several, ``;``-separated).
 
     ``jobs``: worker processes (default: the cores this process may use). ``cache_dir``: the kernel cache
@@ -389,7 +389,8 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
     ``library/TensileManifest.txt`` (the files a build would write) and nothing else.
     ``separate_architectures``: one ``TensileLibrary_<gfx>`` per architecture; ``lazy_library_loading`` (needs
     it and ``merge_files``, as Tensile): ``TensileLibrary_lazy_<gfx>`` with a placeholder library and a code
-    object per problem type (``library/master.py``, ``library/outputs.py``)."""
+    object per problem type (``library/master.py``, ``library/outputs.py``). ``master_solution_index``: with
+    lazy loading, also ``library/TensileMasterSolutionIndex.csv`` (as Tensile writes it only then)."""
     logic_dir, out_dir = Path(logic_dir), Path(out_dir)
     if lazy_library_loading and not (merge_files and separate_architectures):
         raise UserError("--lazy-library-loading requires --merge-files and --separate-architectures (as Tensile "
@@ -405,12 +406,12 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
         archs = parse_architectures(arch)
         arch_objs = {a: load_arch(a) for a in archs}
         items, files = _collect(logic_dir, archs)
-        if lazy_library_loading:
+        if lazy_library_loading and len(archs) > 1:
             fallback = next((it.logic.path for it in items if it.logic.architecture == "fallback"), None)
             if fallback is not None:
                 raise UserError(f"{fallback}: fallback logic (ArchitectureName fallback) with --lazy-library-loading "
-                                f"is not implemented; build it without --lazy-library-loading or move the file "
-                                f"out of {logic_dir}")
+                                f"names one code object (<type>_fallback.co) that each of {', '.join(archs)} would "
+                                f"write (Tensile 4.44 overwrites it); build one architecture per output folder")
     builder = build if build is not None else _default_builder()
 
     with _stage(timing, "assess"):
@@ -491,6 +492,8 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
                                                   [f for f in finals if f.suffix == ".hsaco"],
                                                   [f for f in finals if f.suffix == ".co"])
                 support_path = write_atomic(out_dir / "support.json", support)
+                if master_solution_index and lazy_library_loading:
+                    write_atomic(lib_dir / MASTER_SOLUTION_INDEX, libraries.master_solution_index())
         finally:
             for tmp, _ in staged:
                 tmp.unlink(missing_ok=True)
@@ -498,6 +501,9 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
     library_path = lib_dir / library_files[0].name if library_files else None   # the (first) master library
     return CreateReport(out_dir, archs, files, entries, [final for _, final in staged], library_path,
                         support_path, timing, stats, manifest, [lib_dir / f.name for f in library_files])
+
+
+MASTER_SOLUTION_INDEX = "TensileMasterSolutionIndex.csv"
 
 
 def _library_parts(items: list[_Item], separate: bool) -> list[tuple[str, LibraryPart]]:
