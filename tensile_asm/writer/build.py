@@ -106,6 +106,8 @@ def _stored_reason(solution) -> str | None:
     derivation the file contradicts. (VALU differences are older versions' rules that Tensile 4.44 also
     replaces on reading; they are built as Tensile builds them.)"""
     diffs = {k: v for k, v in getattr(solution, "stored_differences", {}).items() if k not in MFMA_KEYS_AS_444}
+    if not solution.params.get("StaggerU"):   # 4.44 derives StaggerUStride 0 -> shift 0; unused without StaggerU
+        diffs.pop("_staggerStrideShift", None)
     if not diffs or not solution.derived.is_mfma:
         return None
     key = sorted(diffs)[0]
