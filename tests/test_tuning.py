@@ -291,3 +291,22 @@ def test_forks_tensile_rejects_for_prefetch_local_read_are_listed():
     assert "kernel writer refuses it" in got[(16, 5, 1)] and "kernel writer refuses it" in got[(16, 1, 1)]
     assert "PrefetchLocalRead" not in got[(16, 5, 0)] and "PrefetchLocalRead" not in got[(16, 1, 0)]
     assert "PrefetchLocalRead" not in got[(32, 9, 0)]
+
+
+def test_candidates_are_derived_for_the_target_isa():
+    """Tensile derives a fork with the target ISA set: gfx90a's assembler has the glc modifier, so the logic file
+    says MemoryModifierFormat GLC (SC0 there made Tensile 4.44 write `buffer_atomic_cmpswap ... sc0`, which its
+    assembler refuses for gfx90a); gfx942 says SC0."""
+    import tempfile
+
+    from tensile_asm.isa.arch import load_arch
+    from tensile_asm.tuning.candidates import make_candidates
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = read_config(write_config(Path(tmp), [{"WorkGroup": [[16, 16, 1]]}, {"ThreadTile": [[2, 2]]},
+                                                   {"DepthU": [8]}], [{"Exact": [64, 32, 1, 64]}]))
+    [problem] = cfg.problems
+    for arch, mmf in (("gfx90a", "GLC"), ("gfx942", "SC0")):
+        [c] = make_candidates(problem, problem.groups[0], load_arch(arch), None)
+        assert c.solution.params["MemoryModifierFormat"] == mmf and c.solution.params["ISA"][:2] == (
+            [9, 0] if arch == "gfx90a" else [9, 4])

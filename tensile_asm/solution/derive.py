@@ -317,7 +317,8 @@ class _Deriver(LayoutMixin):
         # kernel's ISA 0.0.0), else SC0; ForceStoreSC1 Auto becomes the ISA's ArchCaps value (False on every ISA)
         if p["MemoryModifierFormat"] not in ("GLC", "SC0"):
             isa = list(p["ISA"])
-            p["MemoryModifierFormat"] = "SC0" if isa == [0, 0, 0] or isa[:2] in ([9, 4], [9, 5]) else "GLC"
+            source = isa == [0, 0, 0] and p["KernelLanguage"] == "Source"
+            p["MemoryModifierFormat"] = "SC0" if source or isa[:2] in ([9, 4], [9, 5]) else "GLC"
         if p["ForceStoreSC1"] not in (False, True) or p["ForceStoreSC1"] == "Auto":
             p["ForceStoreSC1"] = False
         out["vector_width"] = vw

@@ -39,13 +39,17 @@ def _fingerprint(sol) -> str:
 def make_candidates(problem, group, arch, arch_error: str | None) -> list[Candidate]:
     """Every fork of ``group`` as a Candidate (``arch``: the Arch built for, None with ``arch_error``)."""
     from tensile_asm.solution import Solution
+    from tensile_asm.solution.derive import isa_from_arch
     from tensile_asm.solution.one_lds_buffer import one_lds_buffer_rejection
     from tensile_asm.writer.build import supports
 
     out: list[Candidate] = []
     seen: dict[str, int] = {}
+    isa = isa_from_arch(arch.name) if arch is not None else None
     for i, perm in enumerate(group.permutations()):
         params = {**group.constants, **perm}
+        if isa is not None and params.get("KernelLanguage", "Assembly") == "Assembly":
+            params["ISA"] = isa   # as Tensile: derived values that depend on the ISA (MemoryModifierFormat) see it
         c = Candidate(i, params)
         out.append(c)
         if problem.problem_type_error:
