@@ -284,7 +284,7 @@ def test_bf16_1k_shapes_are_mfma_shapes():
     ({"LocalSplitU": 2, "WorkGroup": [32, 8, 2]}, "gfx90a", "LocalSplitU > 1 with MFMA is not implemented"),
     ({"MIArchVgpr": True}, "gfx908", "MIArchVgpr is not supported by gfx908"),
     ({}, "gfx906", "gfx906 has no matrix cores"),
-    ({"MatrixInstruction": [32, 32, 1, 2]}, "gfx90a", "several blocks (B > 1)"),
+    ({"MatrixInstruction": [32, 32, 1, 2], "SourceSwap": True}, "gfx90a", "SourceSwap with MFMAs of several blocks"),
 ])
 def test_refusals_name_one_reason(extra, arch, reason):
     params = {"MatrixInstruction": [32, 32, 2, 1], "WorkGroup": [32, 8, 1], "ThreadTile": [1, 32], "DepthU": 16,
@@ -463,3 +463,21 @@ def test_xf32_gfx942(mi, ta, tb):
     for beta, sizes in ((0.5, [Size(1, 1, 1, 1), Size(67, 29, 37, 2)]), (0.0, [Size(65, 130, 16, 1)])):
         results = verify_sizes(co, contract, sizes, -1.25, beta, 3, EmulatedRuntime())
         assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+@pytest.mark.parametrize("arch,types,mi,ta,tb", [
+    ("gfx90a", "SSS", [32, 32, 1, 2, 2, 2, 1, 2, 2], False, True),    # two blocks along M
+    ("gfx908", "HSS", [16, 16, 4, 4, 2, 1, 2, 2, 2], True, False),    # four blocks, 2 x 2
+    ("gfx90a", "I8II", [4, 4, 4, 16, 4, 2, 1, 2, 2], False, False),   # 4x4: sixteen blocks along the lanes, 4 x 4
+    ("gfx908", "BBS", [32, 32, 2, 2, 1, 1, 2, 2, 2], True, True),     # two blocks along N
+])
+def test_mfma_of_several_blocks(arch, types, mi, ta, tb):
+    """MatrixInstruction B > 1 with MIBlockM blocks along M (MatrixInstBN = B / MIBlockM along N): operand lanes
+    read the rows of their block (Tensile's LraTileAssignmentMFMA), the store maps each block's registers (or,
+    for the 4x4 shapes, lanes) to its rows and columns; both transposes, edges, batch and beta."""
+    params = {"MatrixInstruction": mi, "DepthU": 16, "PrefetchGlobalRead": 1, "PrefetchLocalRead": 1}
+    integer = types == "I8II"
+    co, contract, _ = built(arch, problem(types, ta, tb), params)
+    results = verify_sizes(co, contract, [Size(1, 1, 1, 1), Size(67, 131, 37, 2)], -3 if integer else 1.5,
+                           0 if ta else (5 if integer else 0.5), 3, EmulatedRuntime())
+    assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]

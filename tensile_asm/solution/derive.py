@@ -97,6 +97,7 @@ class Derived:
     matrix_instruction: tuple[int, ...] = ()  # (M, N, K, B) or () for VALU
     mi_wave_group: tuple[int, ...] = ()
     mi_wave_tile: tuple[int, ...] = ()
+    mi_blocks: tuple[int, int] = (1, 1)  # MatrixInstBM, MatrixInstBN: the MFMA's blocks along dims 0 and 1
     store_remap: int = 0  # MFMA StoreRemapVectorWidth (0: none): C goes to D through LDS in vectors of this width
     source_swap: bool = False  # MFMA SourceSwap: B is the MFMA's first operand, so lanes hold rows of C
     mi_arch_vgpr: bool = False  # MFMA MIArchVgpr: the accumulators are arch VGPRs, not AGPRs
@@ -280,7 +281,7 @@ class _Deriver(LayoutMixin):
                  MIWaveTileB=wave_tile[1 if a_is_0 else 0], MIInputPerThread=mipt,
                  # Tensile's getMIOutputInfo: f64 MFMA output (D and Z inputs) is 1 x 2 registers, else 4 x 1
                  MIRegPerOut=2 if self.pt.data_type.char in ("D", "Z") else 1, MIOutputVectorWidth=out_vw)
-        self.out.update(matrix_instruction=(m, n, kk, b), mi_wave_group=tuple(wave_group),
+        self.out.update(matrix_instruction=(m, n, kk, b), mi_wave_group=tuple(wave_group), mi_blocks=(bm, bn),
                         mi_wave_tile=tuple(wave_tile), source_swap=bool(p["SourceSwap"]),
                         mi_arch_vgpr=bool(p["MIArchVgpr"]))
 

@@ -74,6 +74,7 @@ class Geometry:
     store_remap = _derived("store_remap", "MFMA StoreRemapVectorWidth (0: none)")
     source_swap = _derived("source_swap", "MFMA SourceSwap: B is the first MFMA operand")
     mi_arch_vgpr = _derived("mi_arch_vgpr", "MFMA MIArchVgpr: accumulators in arch VGPRs")
+    mi_blocks = _derived("mi_blocks", "MFMA blocks along dims 0 and 1 (MatrixInstBM, MatrixInstBN)")
 
     @property
     def transpose_a(self) -> bool:

@@ -39,10 +39,20 @@ class MfmaPlan:
     wave_group: tuple[int, int]
     wave_tile: tuple[int, int]
     vector_width: tuple[int, int] = (1, 1)   # VectorWidth, VectorWidthB
+    blocks: tuple[int, int] = (1, 1)         # the MFMA's blocks along dims 0 and 1 (MatrixInstBM, BN)
+    swap: bool = False                       # SourceSwap
 
     def rows(self, dim: int) -> int:
-        """Rows (dim 0) or columns (dim 1) of one output."""
-        return self.shape.m if dim == 0 else self.shape.n
+        """Rows (dim 0) or columns (dim 1) of one output: the MFMA's blocks side by side."""
+        return self.shape.m * self.blocks[0] if dim == 0 else self.shape.n * self.blocks[1]
+
+    def block_divisor(self, dim: int) -> int:
+        """Lanes per step of the operand's block index along ``dim``: block b of the MFMA (lanes (l / M) % B
+        of its operands) is block (b / BN, b % BN) of the output, the second operand's blocks inner (Tensile's
+        LraTileAssignmentMFMA dividedForBlkId), so lane l reads block (l / divisor) % blocks[dim]."""
+        m = self.shape.m
+        inner = dim == 0 if self.swap else dim == 1
+        return m if inner else m * self.blocks[1 - dim]
 
     def wave_stride(self, dim: int) -> int:
         """Elements between the outputs of neighbouring waves along ``dim``."""
@@ -90,7 +100,13 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
     if _shape(g, arch) is None:
         return f"MatrixInstruction {mi}: {arch.name} has no MFMA for this shape and type"
     if mi[3] != 1:
-        return f"MatrixInstruction {mi}: MFMAs of several blocks (B > 1) are not implemented"
+        if g.data_type == "D":
+            return f"MatrixInstruction {mi}: f64 MFMAs of several blocks (4x4x4f64) are not implemented"
+        if g.source_swap:
+            return f"MatrixInstruction {mi}: SourceSwap with MFMAs of several blocks (B > 1) is not implemented"
+        if g.store_remap:
+            return (f"MatrixInstruction {mi}: StoreRemapVectorWidth with MFMAs of several blocks (B > 1) is not "
+                    f"implemented")
     for what, v in (("MIWaveGroup", g.mi_wave_group[0]), ("MIWaveGroup", g.mi_wave_group[1])):
         if v & (v - 1):
             return f"{what} {list(g.mi_wave_group)}: the MFMA writer needs powers of two"
@@ -108,7 +124,8 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
             return why
     from tensile_asm.writer.lds_address import lds_reason
     from tensile_asm.writer.mfma_local_read import read_pattern
-    p = MfmaPlan(_shape(g, arch), tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b))
+    p = MfmaPlan(_shape(g, arch), tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b),
+                 tuple(g.mi_blocks), g.source_swap)
     return lds_reason(g, lambda op: read_pattern(g, p, 0 if op == "A" else 1)) or _narrow_alignment_reason(g, p)
 
 
@@ -137,7 +154,8 @@ def plan(ctx: KernelContext) -> MfmaPlan:
     shape = _shape(g, ctx.arch)
     if shape is None:
         raise ValueError(f"kernel {ctx.name}: {ctx.arch.name} has no MFMA for {list(g.matrix_instruction)}")
-    return MfmaPlan(shape, tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b))
+    return MfmaPlan(shape, tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b),
+                    tuple(g.mi_blocks), g.source_swap)
 
 
 def accumulators(ctx: KernelContext, p: MfmaPlan) -> VReg:

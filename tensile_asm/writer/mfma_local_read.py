@@ -63,9 +63,12 @@ def _operand(dim: int) -> str:
 
 
 def lane_coordinates(p: MfmaPlan, dim: int, wave_pos: int, lane: int) -> tuple[int, int]:
-    """(tile index, K value) of the first element lane ``lane`` of the wave at ``wave_pos`` along ``dim`` reads."""
-    rows = p.rows(dim)
-    return wave_pos * p.wave_stride(dim) + (lane % rows) * p.vector_width[dim], (lane // rows) * p.shape.values_per_lane
+    """(tile index, K value) of the first element lane ``lane`` of the wave at ``wave_pos`` along ``dim`` reads:
+    row l % M of its block (l / divisor) % blocks (MfmaPlan.block_divisor), K values from (l / (M*B)) * V."""
+    m, blocks = p.shape.m, p.blocks[dim]
+    row = lane % m + (lane // p.block_divisor(dim)) % blocks * m
+    return (wave_pos * p.wave_stride(dim) + row * p.vector_width[dim],
+            (lane // (m * p.shape.blocks)) * p.shape.values_per_lane)
 
 
 def reads(g, p: MfmaPlan, dim: int, step: int) -> list[tuple[int, int, int, int]]:
@@ -110,8 +113,10 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> t
     m.add(ctx.inst("v_and_b32", lane, ctx.arch.wavefront_size - 1, regs.serial),
           ctx.inst("v_lshrrev_b32", wave, wave_shift, regs.serial))
     wg0 = p.wave_group[0]
+    blk = ctx.vgpr("LraBlock")
     for dim, addr, extra in ((0, state.address_a, 0), (1, state.address_b, g.lds_offset_b)):
-        rows, vw = p.rows(dim), p.vector_width[dim]
+        rows, vw = (s.m if dim == 0 else s.n), p.vector_width[dim]
+        blocks, divisor = p.blocks[dim], p.block_divisor(dim)
         # wave position along this operand's dimension, times the rows of one output
         if dim == 0:
             m.add(ctx.inst("v_and_b32", tmp, wg0 - 1, wave))
@@ -119,11 +124,15 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> t
             m.add(ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
                   ctx.inst("v_and_b32", tmp, p.wave_group[1] - 1, tmp))
         m.add(ctx.inst("v_mul_u32_u24", t_index, p.wave_stride(dim), tmp, comment="wave offset along the tile"),
-              ctx.inst("v_and_b32", tmp, rows - 1, lane),
-              ctx.inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, tmp) if vw > 1 else None,
+              ctx.inst("v_and_b32", tmp, rows - 1, lane))
+        if blocks > 1:   # + M * the lane's block along this dimension
+            m.add(ctx.inst("v_lshrrev_b32", blk, divisor.bit_length() - 1, lane),
+                  ctx.inst("v_and_b32", blk, blocks - 1, blk),
+                  ctx.inst("v_lshl_add_u32", tmp, blk, rows.bit_length() - 1, tmp, comment="+ M * block"))
+        m.add(ctx.inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, tmp) if vw > 1 else None,
               ctx.inst("v_add_u32", t_index, t_index, tmp, comment="+ (lane % M) * VW: the output row"),
-              ctx.inst("v_lshrrev_b32", tmp, rows.bit_length() - 1, lane),
-              ctx.inst("v_mul_u32_u24", k_index, s.values_per_lane, tmp, comment="lane / M: its K values"),
+              ctx.inst("v_lshrrev_b32", tmp, (rows * s.blocks).bit_length() - 1, lane),
+              ctx.inst("v_mul_u32_u24", k_index, s.values_per_lane, tmp, comment="lane / (M*B): its K values"),
               element_address(ctx, addr, g.lds_tile(_operand(dim)), t_index, k_index, g.lds_bpe, extra))
     return m, state
 

@@ -27,6 +27,28 @@ from tensile_asm.writer.prologue import EntryRegisters
 from tensile_asm.writer.store import Column, masked_row_offset
 
 
+def _lane_columns(p: MfmaPlan) -> int:
+    """Lanes per step of the row's lane part (columns held by one row of lanes): N, or for the 4x4 shapes, whose
+    16 blocks run along the lanes (block l / 4), N times the blocks along N (lane l holds column l % (4*BN) and
+    row block (l / (4*BN)) of the output)."""
+    s = p.shape
+    if s.out_type == "f64":
+        return 16
+    return s.n * p.blocks[1] if s.m == 4 else s.n
+
+
+def _block_offsets(p: MfmaPlan, item: int) -> tuple[int, int, int]:
+    """(item within its block, row offset, column offset) of accumulator element ``item``: the 16x16 and 32x32
+    shapes of several blocks hold block b in registers b*M*N/64 .., block b being output block (b / BN, b % BN)
+    (M*BM rows, N*BN columns); the 4x4 shapes' blocks run along the lanes (``_lane_columns``)."""
+    s = p.shape
+    if s.m == 4 or s.blocks == 1:
+        return item, 0, 0
+    per_block = s.m * s.n // 64
+    b, rr = divmod(item, per_block)
+    return rr, s.m * (b // p.blocks[1]), s.n * (b % p.blocks[1])
+
+
 def _row_in_output(p: MfmaPlan, item: int) -> tuple[int, int]:
     """(constant part, lane multiplier) of the row of output item ``item`` (one accumulator element):
     row = constant + multiplier * (lane / (N or 16))."""
@@ -64,7 +86,7 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
     wt0, wt1 = p.wave_tile
     wg0, wg1 = p.wave_group
     wave_shift = ctx.arch.wavefront_size.bit_length() - 1
-    lane_div = 16 if s.out_type == "f64" else s.n
+    lane_div = _lane_columns(p)
     swap = g.source_swap
     m = Module("MFMA store: rows and columns of the accumulators")
     lane, wave, tmp = ctx.vgpr("StoreLane"), ctx.vgpr("StoreWave"), ctx.vgpr("StoreTmp")
@@ -82,7 +104,7 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
     else:
         row_lane = [ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
                     ctx.inst("v_mul_u32_u24", tmp, mult * vw0, tmp)]
-        col_lane = [ctx.inst("v_and_b32", tmp, s.n - 1, lane),
+        col_lane = [ctx.inst("v_and_b32", tmp, lane_div - 1, lane),
                     ctx.inst("v_lshlrev_b32", tmp, vw1.bit_length() - 1, tmp) if vw1 > 1 else None]
     m.add(ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0),
           ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1),
@@ -107,25 +129,31 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
     for t0 in range(wt0):
         for item in range(items):
             row = ctx.vgpr("StoreRow")
-            delta = p.tile_offset(0, t0) + vw0 * _row_in_output(p, item)[0]
+            within, block_row, _ = _block_offsets(p, item)
+            delta = p.tile_offset(0, t0) + vw0 * (block_row + _row_in_output(p, within)[0])
             m.add(ctx.inst("v_add_u32", row, delta, row0) if delta else ctx.inst("v_mov_b32", row, row0),
                   masked_row_offset(ctx, regs, rows[t0 * items + item], row))
     remap = None
     if g.store_remap:
         remap_mod, remap = _remap(ctx, regs, p, lane, wave, tmp)
         m.add(remap_mod)
-    cols, copy = [], _copy(ctx, items)
+    # the elements of one column: the items of the blocks at one column offset (all of them for one block)
+    by_column = {}
+    for i in range(items):
+        by_column.setdefault(_block_offsets(p, i)[2], []).append(i)
+    cols, copy = [], _copy(ctx, max(len(v) for v in by_column.values()))
     for t1 in range(wt1):
-        col = ctx.vgpr(f"StoreCol{t1}")
-        delta = p.tile_offset(1, t1)
-        m.add(ctx.inst("v_add_u32", col, delta, col0) if delta else ctx.inst("v_mov_b32", col, col0))
-        for t0 in range(wt0):
-            values, load = _values(ctx, p, acc, [(t0, t1, i) for i in range(items)], copy)
-            lds = None
-            if remap is not None:   # element offsets in the block: t0's rows, then the item's
-                lds = [p.tile_offset(0, t0) + _row_in_output(p, i)[0] for i in range(items)]
-            cols.append(Column(values, [rows[t0 * items + i] for i in range(items)], col, load,
-                               remap=remap, lds_offsets=lds, block=t1))
+        for block_col, its in by_column.items():
+            col = ctx.vgpr(f"StoreCol{t1}_{block_col}")
+            delta = p.tile_offset(1, t1) + vw1 * block_col
+            m.add(ctx.inst("v_add_u32", col, delta, col0) if delta else ctx.inst("v_mov_b32", col, col0))
+            for t0 in range(wt0):
+                values, load = _values(ctx, p, acc, [(t0, t1, i) for i in its], copy)
+                lds = None
+                if remap is not None:   # element offsets in the block: t0's rows, then the item's
+                    lds = [p.tile_offset(0, t0) + _row_in_output(p, i)[0] for i in its]
+                cols.append(Column(values, [rows[t0 * items + i] for i in its], col, load,
+                                   remap=remap, lds_offsets=lds, block=t1))
     return m, cols
 
 
