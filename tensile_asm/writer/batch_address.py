@@ -35,9 +35,21 @@ def batch_base(ctx: KernelContext, regs, base, letter: str, bpe: int, batched: b
 def branch_if_zero(ctx: KernelContext, value, compute_type: str, label, name: str,
                    comment: str = "+0 and -0 both count as 0") -> list:
     """Instructions that branch to ``label`` when the alpha/beta argument ``value`` (compute type S, D or H)
-    is +0 or -0 (compute type I: int32 0)."""
+    is +0 or -0 (compute type I: int32 0; complex C and Z: both parts +0 or -0, as Tensile's test)."""
     bits = ctx.sgpr(f"{name}Magnitude")
-    if compute_type == "D":   # fp64: sign bit off the high word, then OR in the low word
+    if compute_type in ("C", "Z"):   # every part's sign bit off (the high word of each fp64 part), ORed
+        words = 2 if compute_type == "C" else 4
+        signs = (0, 1) if compute_type == "C" else (1, 3)
+        out = [ctx.inst("s_and_b32", bits, value[signs[0]], 0x7FFFFFFF, comment=comment)]
+        for w in range(words):
+            if w == signs[0]:
+                continue
+            if w in signs:
+                tmp = ctx.sgpr(f"{name}MagnitudePart")
+                out += [ctx.inst("s_and_b32", tmp, value[w], 0x7FFFFFFF), ctx.inst("s_or_b32", bits, bits, tmp)]
+            else:
+                out.append(ctx.inst("s_or_b32", bits, bits, value[w]))
+    elif compute_type == "D":   # fp64: sign bit off the high word, then OR in the low word
         out = [ctx.inst("s_and_b32", bits, value[1], 0x7FFFFFFF, comment=comment),
                ctx.inst("s_or_b32", bits, bits, value[0])]
     else:

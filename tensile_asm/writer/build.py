@@ -54,10 +54,11 @@ def geometry(solution) -> Geometry:
 
 
 # (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at
-# the store: more accurate than Tensile's fp16 accumulation), the HPA forms of H and B, and int8 into int32
-# (4xi8II with VALU dot products, I8II with MFMA).
+# the store: more accurate than Tensile's fp16 accumulation), the HPA forms of H and B, int8 into int32
+# (4xi8II with VALU dot products, I8II with MFMA), and complex C and Z (VALU only so far).
 SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H", "S"), ("H", "S", "S"),
-                   ("B", "B", "S"), ("B", "S", "S"), ("4xi8", "I", "I"), ("I8", "I", "I")}
+                   ("B", "B", "S"), ("B", "S", "S"), ("4xi8", "I", "I"), ("I8", "I", "I"), ("C", "C", "C"),
+                   ("Z", "Z", "Z")}
 
 
 def _problem_reason(solution) -> str | None:
@@ -170,6 +171,9 @@ def supports(solution, arch: Arch) -> str | None:
         return f"Int8x4 (4xi8II) needs v_dot4_i32_i8, which {arch.name} does not have"
     if g.integer and g.global_split_u > 1 and g.gsu_multiple_buffer:
         return "GlobalSplitU MultipleBuffer with int32 C/D (4xi8II, I8II) is not implemented; use SingleBuffer"
+    if g.complex and g.global_split_u > 1:
+        return (f"GlobalSplitU={g.global_split_u} with complex types ({g.data_type}) is not implemented (its "
+                f"beta-only/post-GSU helper kernels and atomic adds are real-valued)")
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
     if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I"), ("D", "D"), ("H", "H")):
         return (f"GlobalSplitU={g.global_split_u} SingleBuffer with C/D {g.dest_type} and compute type "

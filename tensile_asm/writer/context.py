@@ -39,8 +39,9 @@ class Geometry:
     problem_type: ProblemType
     derived: Derived
 
-    # 4xi8: four int8 values in 32 bits; I8: one int8 (LDS holds it as a byte, as Tensile's: ``lds_bpe``)
-    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "4xi8": 4, "I": 4, "I8": 1}
+    # 4xi8: four int8 values in 32 bits; I8: one int8 (LDS holds it as a byte, as Tensile's: ``lds_bpe``);
+    # C and Z: complex fp32 / fp64, real part then imaginary part
+    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "4xi8": 4, "I": 4, "I8": 1, "C": 8, "Z": 16}
 
     wg0 = _derived("wg0")
     wg1 = _derived("wg1")
@@ -143,10 +144,20 @@ class Geometry:
         return self.TYPE_BYTES[self.dest_type]
 
     @property
+    def complex(self) -> bool:
+        """Complex A/B/C/D and alpha/beta (C: fp32 parts, Z: fp64 parts), real part first."""
+        return self.data_type in ("C", "Z")
+
+    @property
+    def part_regs(self) -> int:
+        """Registers of one real number of the arithmetic: 2 for fp64 (D, and the parts of Z), else 1."""
+        return 2 if self.data_type in ("D", "Z") else 1
+
+    @property
     def acc_regs(self) -> int:
-        """Registers per accumulator and per LDS element: fp64 for D, otherwise fp32 (16-bit inputs
-        are widened to fp32 on their way into LDS and accumulate in fp32)."""
-        return 2 if self.data_type == "D" else 1
+        """Registers per accumulator and per LDS element: fp64 for D, a complex pair for C (2) and Z (4),
+        otherwise fp32 (16-bit inputs are widened to fp32 on their way into LDS and accumulate in fp32)."""
+        return self.part_regs * (2 if self.complex else 1)
 
     @property
     def lds_bpe(self) -> int:

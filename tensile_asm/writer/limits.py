@@ -48,5 +48,5 @@ def geometry_reason(g: Geometry) -> str | None:
     if not g.buffer_store and g.global_split_u > 1 and not g.gsu_multiple_buffer:
         return "BufferStore false with GlobalSplitU SingleBuffer (global atomics) is not implemented"
     if g.local_split_u > 1 and g.acc_regs > 1:
-        return "LocalSplitU with fp64 accumulators is not implemented"
+        return "LocalSplitU with fp64 or complex accumulators is not implemented"
     return None

@@ -3,6 +3,8 @@
 Accumulator element (i, j) of the thread tile lives in ValuC[i + j*ThreadTile0], Tensile's order.
 Architectures with ``v_fmac_f32`` (VOP2, two sources and an accumulator) use it; the others use the
 three-source VOP3 ``v_fma_f32`` with the accumulator as both addend and destination: same rounding.
+Complex types (C, Z) hold each element as a (real, imaginary) register pair (pairs of pairs for Z) and multiply
+with four real multiply-adds per product, signs flipped for conjugated A/B as Tensile's MAC_F32C/MAC_F64C.
 MACInstruction MAD (``MAC`` in older logic files) is Tensile's ``v_mac_f32``: the product is rounded to
 fp32 before the add (unfused), in the fp32 MACs and the store's beta*C (Tensile's ``_v_mac_f32`` macro).
 """
@@ -38,18 +40,38 @@ def unfused(ctx: KernelContext) -> bool:
     return ctx.geometry is not None and not ctx.geometry.derived.fused_mac
 
 
-def fma(ctx: KernelContext, acc, a, b, fused: bool = True):
+def fma(ctx: KernelContext, acc, a, b, fused: bool = True, neg_a: bool = False, neg_b: bool = False):
     """acc += a * b with one rounding, in the form the architecture has (fp64 when acc is a pair); not
-    ``fused``: fp32 ``v_mac_f32``, rounding the product first (MACInstruction MAD)."""
+    ``fused``: fp32 ``v_mac_f32``, rounding the product first (MACInstruction MAD). ``neg_a``/``neg_b``:
+    that source enters negated (a VOP3 source modifier; the complex products' signs)."""
+    mods = [("neg", (2 if neg_a else 0) | (4 if neg_b else 0))] if neg_a or neg_b else ()
     if acc.count == 2:
-        return ctx.inst("v_fma_f64", acc, a, b, acc)
+        return ctx.inst("v_fma_f64", acc, a, b, acc, mods=mods)
     if ctx.geometry is not None and ctx.geometry.integer:   # int32: acc += a*b, wrapping (b is clobbered)
         return Module("int32 multiply-add").add(ctx.inst("v_mul_lo_u32", b, a, b), ctx.inst("v_add_u32", acc, acc, b))
     if not fused:
-        return ctx.inst("v_mac_f32", acc, a, b)
+        return ctx.inst("v_mac_f32", acc, a, b, mods=mods)
     if ctx.arch.instructions.get("fmac_f32"):
-        return ctx.inst("v_fmac_f32", acc, a, b)
-    return ctx.inst("v_fma_f32", acc, a, b, acc)
+        return ctx.inst("v_fmac_f32", acc, a, b, mods=mods)
+    return ctx.inst("v_fma_f32", acc, a, b, acc, mods=mods)
+
+
+def parts(ctx: KernelContext, value) -> tuple:
+    """(real, imaginary) registers of one complex element (fp32 parts for C, fp64 pairs for Z)."""
+    r = ctx.geometry.part_regs
+    take = value.slice if isinstance(value, VReg) else value.sub
+    return take(0, r), take(r, r)
+
+
+def complex_products(conjugate_a: bool, conjugate_b: bool) -> tuple:
+    """acc += a*b for complex a, b (either conjugated) as four real multiply-adds, in Tensile's order
+    (MAC_F32C / MAC_F64C): (acc part, a part, b part, negate a, negate b), parts 0 real and 1 imaginary.
+    re += ar*br; re -= ai*bi (+ when exactly one is conjugated); im += ar*bi (- with B conjugated);
+    im += ai*br (- with A conjugated)."""
+    return ((0, 0, 0, False, False),
+            (0, 1, 1, conjugate_a == conjugate_b, False),
+            (1, 0, 1, False, conjugate_b),
+            (1, 1, 0, conjugate_a, False))
 
 
 def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int = 0) -> Module:
@@ -63,6 +85,14 @@ def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int =
                                element(ctx, b, j), element(ctx, acc, i + j * g.tt0)))
         return m
     fused = not unfused(ctx)
+    if g.complex:   # Tensile's order: each of the four real products over the whole thread tile in turn
+        pt = g.problem_type
+        for c, p, q, neg_a, neg_b in complex_products(pt.complex_conjugate_a, pt.complex_conjugate_b):
+            for j in range(g.tt1):
+                for i in range(g.tt0):
+                    m.add(fma(ctx, parts(ctx, element(ctx, acc, i + j * g.tt0))[c], parts(ctx, element(ctx, a, i))[p],
+                              parts(ctx, element(ctx, b, j))[q], fused, neg_a, neg_b))
+        return m
     for j in range(g.tt1):
         for i in range(g.tt0):
             m.add(fma(ctx, element(ctx, acc, i + j * g.tt0), element(ctx, a, i), element(ctx, b, j), fused))

@@ -23,7 +23,7 @@ from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.batch_address import batch_base, branch_if_zero
-from tensile_asm.writer.mac import element, fma, unfused
+from tensile_asm.writer.mac import element, fma, parts, unfused
 from tensile_asm.writer.prologue import EntryRegisters
 
 
@@ -92,6 +92,9 @@ def load_scalars(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, Scal
 
 
 def scale(ctx: KernelContext, v, alpha):
+    """v *= alpha (complex types: the complex product, as Tensile's applyAlpha)."""
+    if ctx.geometry is not None and ctx.geometry.complex:
+        return complex_scale(ctx, v, alpha)
     if ctx.geometry is not None and ctx.geometry.integer:
         return ctx.inst("v_mul_lo_u32", v, alpha, v)
     if v.count == 2:
@@ -99,8 +102,40 @@ def scale(ctx: KernelContext, v, alpha):
     return ctx.inst("v_mul_f32", v, alpha, v)
 
 
-LOAD_OUT = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2"}
-STORE_OUT = {2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2"}
+def complex_scale(ctx: KernelContext, v, alpha) -> Module:
+    """v *= alpha for one complex element, in Tensile 4.44's order (applyAlpha): fp32 parts (C) keep a copy
+    of the real part, re = ar*re - ai*im, im = ar*im + ai*re_copy (products rounded, then multiply-adds);
+    fp64 parts (Z) form ar*re and ai*re first, then re = -ai*im + ar*re, im = ar*im + ai*re."""
+    (re, im), (ar, ai) = parts(ctx, v), parts(ctx, alpha)
+    m = Module("complex *= alpha")
+    if ctx.geometry.part_regs == 1:
+        fused = not unfused(ctx)
+        copy = ctx.vgpr("AlphaRealCopy")
+        return m.add(ctx.inst("v_mov_b32", copy, re),
+                     ctx.inst("v_mul_f32", re, ar, re),
+                     fma(ctx, re, ai, im, fused, neg_a=True),
+                     ctx.inst("v_mul_f32", im, ar, im),
+                     fma(ctx, im, ai, copy, fused))
+    t1, t2 = ctx.vgpr("AlphaRealProduct", 2), ctx.vgpr("AlphaImagProduct", 2)
+    return m.add(ctx.inst("v_mul_f64", t1, ar, re),
+                 ctx.inst("v_mul_f64", t2, ai, re),
+                 ctx.inst("v_fma_f64", re, ai, im, t1, mods=[("neg", 4)]),
+                 ctx.inst("v_fma_f64", im, ar, im, t2))
+
+
+def add_beta_c(ctx: KernelContext, v, beta, c) -> Module:
+    """v += beta * c (C as the accumulator type); complex: four multiply-adds in Tensile's order
+    (re += cr*br, re += ci*-bi, im += ci*br, im += cr*bi)."""
+    fused = not unfused(ctx)
+    if not ctx.geometry.complex:
+        return Module("+= beta*C").add(fma(ctx, v, beta, c, fused=fused))
+    (re, im), (br, bi), (cr, ci) = parts(ctx, v), parts(ctx, beta), parts(ctx, c)
+    return Module("complex += beta*C").add(fma(ctx, re, cr, br, fused), fma(ctx, re, ci, bi, fused, neg_b=True),
+                                           fma(ctx, im, ci, br, fused), fma(ctx, im, cr, bi, fused))
+
+
+LOAD_OUT = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2", 16: "buffer_load_dwordx4"}
+STORE_OUT = {2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2", 16: "buffer_store_dwordx4"}
 
 
 def memory_op(ctx: KernelContext, opcode: str, value, offset, srd) -> Module:
@@ -196,8 +231,7 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
         for i in range(n):
             m.add(memory_op(ctx, LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c))
         for i, v in enumerate(col.values):
-            m.add(widen_c(ctx, c_values.slice(i * r, r)),
-                  fma(ctx, v, scalars.beta, c_values.slice(i * r, r), fused=not unfused(ctx)))
+            m.add(widen_c(ctx, c_values.slice(i * r, r)), add_beta_c(ctx, v, scalars.beta, c_values.slice(i * r, r)))
     for i, v in enumerate(col.values):
         if atomic and g.integer:    # int32 adds are exact in any order
             m.add(ctx.inst("buffer_atomic_add", v, offsets[i], srd_d, 0, mods=["offen"]))
