@@ -86,3 +86,19 @@ s_endpgm
     first = reference(a, b, c)
     assert same(out[0], first).all() and same(out[1], reference(b, a, c)).all()
     assert same(out[2], reference(-a, b, first)).all()
+
+
+def test_zero_factor_lanes_match_the_exact_fma():
+    """Lanes with a zero factor take numpy's a*b + c (exact there): same value and zero sign as the exact fma."""
+    import warnings
+
+    from tensile_asm.emulator.vector.fma_f64 import _exact, fma_f64
+    rng = np.random.default_rng(0)
+    vals = np.array([0.0, -0.0, 1.5, -2.25, 1e-300, -1e-310, 3e300, np.inf, -np.inf, np.nan, 5e-324])
+    a, b, c = (rng.choice(vals, 3000) for _ in range(3))
+    with warnings.catch_warnings():     # inf - inf, inf * 0: the NaNs are what is compared
+        warnings.simplefilter("ignore")
+        got = fma_f64(a, b, c)
+        want = np.array([_exact(x, y, z) for x, y, z in zip(a, b, c)])
+    same = (np.isnan(got) & np.isnan(want)) | ((got == want) & (np.signbit(got) == np.signbit(want)))
+    assert same.all()

@@ -12,7 +12,8 @@ to odd", IEEE Trans. Computers 57(4), 2008, algorithm 5.4):
 which is the correctly rounded a*b+c when nothing overflows or underflows. Lanes outside that range
 (a non-finite input or result, a factor beyond 2**995 where the splitting overflows, a product or
 result below 2**-960 where the pieces lose bits, and zero products or results, whose sign the pieces
-do not carry) are redone exactly with Python integers.
+do not carry) are redone exactly with Python integers; lanes with a zero factor (and finite inputs) are
+a*b + c in fp64, which is exact there.
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ def fma_f64(a, b, c):
         r = np.asarray(th + odd, F64)
         risky = (~np.isfinite(r) | ~np.isfinite(uh) | ~np.isfinite(c) | (np.abs(a) > _BIG) | (np.abs(b) > _BIG)
                  | (np.abs(uh) < _SMALL) | (np.abs(r) < _SMALL))     # zeros too: their signs
+        # a zero factor (the rest finite): the product is an exact +-0, so a*b + c in fp64 is the fma, signed
+        # zeros included (the common case of zero accumulators and zeroed out-of-range inputs)
+        zero = ((a == 0) | (b == 0)) & np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+        if zero.any():
+            r = np.where(zero, a * b + c, r)
+            risky = risky & ~zero
     if risky.any():
         r = r.copy()
         for i in zip(*np.nonzero(risky)) if r.ndim else [()]:
