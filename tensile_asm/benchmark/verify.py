@@ -109,7 +109,8 @@ def library_problem(contract: GemmKernelContract, entry: dict, size: Size, alpha
                         transpose_a=contract.transpose_a, transpose_b=contract.transpose_b,
                         batched=contract.batched, strided_batched=not contract.pointer_array,
                         use_beta=bool(pt["useBeta"]),
-                        high_precision_accumulate=bool(pt.get("highPrecisionAccumulate", False)))
+                        high_precision_accumulate=bool(pt.get("highPrecisionAccumulate", False)),
+                        complex_conjugate_a=contract.conjugate_a, complex_conjugate_b=contract.conjugate_b)
     return Problem.make(ptype, size.m, size.n, size.k, size.batch if contract.batched else 1,
                         alpha=alpha, beta=beta)
 

@@ -64,9 +64,11 @@ def _parser() -> argparse.ArgumentParser:
                         "others, e.g. Free0SizeMultiple, state what the kernel assumes)")
     verify.add_argument("--size", action="append", required=True, metavar="M,N,K[,BATCH]",
                         help="problem size; repeat for several")
-    verify.add_argument("--alpha", type=float, default=1.5, help="alpha (default 1.5)")
+    verify.add_argument("--alpha", type=float, default=1.5,
+                        help="alpha (default 1.5; complex kernels run with alpha * (1 + 0.5i))")
     verify.add_argument("--beta", type=float, default=None,
-                        help="default 0.5, or 0 when the problem type has UseBeta: false")
+                        help="default 0.5, or 0 when the problem type has UseBeta: false (complex kernels: "
+                        "beta * (1 + 0.5i))")
     verify.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     verify.add_argument("--asm", type=Path, default=None,
                         help="verify this (possibly hand-edited) assembly file instead of the generated one")
