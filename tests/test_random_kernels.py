@@ -56,10 +56,12 @@ def _pow2_part(n: int) -> int:
 def solutions(draw, fractional: bool = False):
     """Solution parameters that are valid by construction (mostly; the rest are assumed away).
     ``fractional`` (the --slow run) also draws FractionalLoad (the CI draws stay as they were)."""
-    # A/B, C/D, compute types: fp32, or 16-bit inputs (loaded as vectors of up to 8, widened to fp32 in LDS)
-    types = draw(st.sampled_from(("sss", "sss", "sss", "hhs", "hss", "bbs", "bss", "hhh")))
+    # A/B, C/D, compute types: fp32, or 16-bit inputs (loaded as vectors of up to 8, widened to fp32 in LDS),
+    # or complex fp32 / fp64 (C, Z: 8- and 16-byte elements, A and/or B conjugated)
+    types = draw(st.sampled_from(("sss", "sss", "sss", "hhs", "hss", "bbs", "bss", "hhh", "ccc", "zzz")))
     half = types[0] in "hb"
-    vw = draw(st.sampled_from((1, 2, 4, 8) if half else (1, 2, 4)))
+    ebytes = {"h": 2, "b": 2, "c": 8, "z": 16}.get(types[0], 4)
+    vw = draw(st.sampled_from((1, 2, 4, 8) if half else (1, 2) if ebytes > 4 else (1, 2, 4)))
     lsu = draw(st.sampled_from((1, 1, 1, 2, 4)))
     # wg0 x wg1 x LocalSplitU threads: 32..256, a multiple of 32.
     wg0 = draw(st.sampled_from((2, 4, 8, 16, 32)))
@@ -88,13 +90,14 @@ def solutions(draw, fractional: bool = False):
     # must equal VectorWidth or be 1 (edges shift pointers); one along K may have any width.
     # 16-bit: up to 8 elements (16 bytes) per load, vectors partly past the free size loaded element by element.
     grvw = draw(st.sampled_from([g for g in (-1, 1, vw) + ((2, 4, 8) if ta and not tb else ())
-                                 if g * (2 if half else 4) <= 16]))
+                                 if (vw if g == -1 else g) * ebytes <= 16]))
     g = vw if grvw == -1 else grvw
     # DepthU: a power of two that splits both tiles into whole loads, gives each LocalSplitU group two
     # K steps, and keeps LDS (two buffers with PrefetchGlobalRead) and the loads per thread small.
     du_min = max(2 * lsu, 2, nt * g // min(_pow2_part(mt0), _pow2_part(mt1)))
     du = (1 << (du_min - 1).bit_length()) << draw(st.integers(0, 2))
-    while du > du_min and ((mt0 + mt1) * du * 4 * (1 + pgr) > 48 * 1024 or (mt0 + mt1) * du // (nt * g) > 24):
+    while du > du_min and ((mt0 + mt1) * du * max(4, ebytes) * (1 + pgr) > 48 * 1024 or
+                           (mt0 + mt1) * du // (nt * g) > 24):
         du //= 2
     assume(du <= 64)
     if du % 2 == 0 and draw(st.sampled_from((False, False, True))):
@@ -125,7 +128,9 @@ def solutions(draw, fractional: bool = False):
     problem = {"OperationType": "GEMM", "DataType": a, "DestDataType": c, "ComputeDataType": comp,
                "HighPrecisionAccumulate": half and comp == "s", "TransposeA": ta, "TransposeB": tb,
                "Batched": draw(st.booleans()), "UseBeta": draw(st.sampled_from((True, True, False)))}
-    if draw(st.sampled_from((False, False, False, True))):   # Int8x4 (4xi8II): 32-bit elements as fp32's
+    if ebytes > 4:
+        problem.update(ComplexConjugateA=draw(st.booleans()), ComplexConjugateB=draw(st.booleans()))
+    elif draw(st.sampled_from((False, False, False, True))):   # Int8x4 (4xi8II): 32-bit elements as fp32's
         problem.update(DataType="4xi8", DestDataType="I", ComputeDataType="I", HighPrecisionAccumulate=True)
     return problem, params
 
@@ -162,6 +167,8 @@ def cases(draw, largest: int, fractional: bool = False):
         reason = None       # drawn with the assertion below
     assume(reason is None)
     d = sol.derived
+    if problem["DataType"] in ("c", "z"):   # four real FMAs per product (fp64 ones emulated slowly): smaller sizes
+        largest //= 2
     size = Size(_side(draw, d.mt0, largest), _side(draw, d.mt1, largest), _side(draw, d.depth_u, largest),
                 draw(st.sampled_from((1, 1, 2, 3))))
     if problem["DataType"] == "4xi8":     # int32 alpha/beta; large ones make alpha*AB + beta*C wrap
