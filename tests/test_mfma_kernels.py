@@ -131,7 +131,10 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
         params["LdsPad" + tc] = rng.choice((0, 0, 1, 2, 4, 8)) * (4 if lds_bpe == 1 else 1)
         params["LdsBlockSizePerPad" + tc] = rng.choice((0, 0, 128, 256))
     use_beta = rng.random() < 0.85
-    prob = problem(types, rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.7, use_beta)
+    ta, tb = rng.random() < 0.5, rng.random() < 0.5
+    if in_t == "I8":   # the writer refuses int8 A/B contiguous along M/N (TLU) for now: A transposed, B not
+        ta, tb = True, False
+    prob = problem(types, ta, tb, rng.random() < 0.7, use_beta)
     if in_t in ("H", "B", "I8"):  # 8/16-bit inputs: GlobalReadVectorWidth up to 16 bytes, where the loads split the tiles
         grvw = rng.choice((1, 2, 4, 8, 8) + ((16, 16) if in_t == "I8" else ()))
         if grvw > 1 and not (make(prob, {**params, "GlobalReadVectorWidth": grvw}).valid
@@ -474,7 +477,7 @@ def test_xf32_gfx942(mi, ta, tb):
 @pytest.mark.parametrize("arch,types,mi,ta,tb", [
     ("gfx90a", "SSS", [32, 32, 1, 2, 2, 2, 1, 2, 2], False, True),    # two blocks along M
     ("gfx908", "HSS", [16, 16, 4, 4, 2, 1, 2, 2, 2], True, False),    # four blocks, 2 x 2
-    ("gfx90a", "I8II", [4, 4, 4, 16, 4, 2, 1, 2, 2], False, False),   # 4x4: sixteen blocks along the lanes, 4 x 4
+    ("gfx90a", "I8II", [4, 4, 4, 16, 4, 2, 1, 2, 2], True, False),    # 4x4: sixteen blocks along the lanes, 4 x 4
     ("gfx908", "BBS", [32, 32, 2, 2, 1, 1, 2, 2, 2], True, True),     # two blocks along N
 ])
 def test_mfma_of_several_blocks(arch, types, mi, ta, tb):
@@ -487,3 +490,30 @@ def test_mfma_of_several_blocks(arch, types, mi, ta, tb):
     results = verify_sizes(co, contract, [Size(1, 1, 1, 1), Size(67, 131, 37, 2)], -3 if integer else 1.5,
                            0 if ta else (5 if integer else 0.5), 3, EmulatedRuntime())
     assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+@pytest.mark.parametrize("extra,why", [
+    ({"ThreadSeparateGlobalReadA": 1}, "ThreadSeparateGlobalRead is not implemented"),
+    ({"ThreadSeparateGlobalReadB": 2}, "ThreadSeparateGlobalRead is not implemented"),
+])
+def test_unimplemented_load_mappings_are_refused(extra, why):
+    """Parameters that change which lane loads what must be refused while the writer ignores them (23 real
+    aldebaran/gfx942 solutions set ThreadSeparateGlobalRead)."""
+    sol = make(problem("HHS", False, True), {"MatrixInstruction": [32, 32, 8, 1, 1, 1, 1, 2, 2], "DepthU": 16,
+                                             "PrefetchGlobalRead": 1, **extra})
+    assert sol.valid, sol.rejection
+    reason = supports(sol, load_arch("gfx90a"))
+    assert reason is not None and reason.endswith(why), reason
+
+
+@pytest.mark.parametrize("ta,grvw,refused", [(False, 8, True), (False, 4, True), (False, 16, False),
+                                             (False, 1, False), (True, 8, False)])
+def test_int8_narrow_tile_contiguous_loads_are_refused(ta, grvw, refused):
+    """I8II with A contiguous along M read 4 or 8 bytes at a time fails verification on rocBLAS's aldebaran NN
+    logic (a known writer bug): refused; 1 and 16 bytes, and A contiguous along K, are built."""
+    sol = make(problem("I8II", ta, False), {"MatrixInstruction": [32, 32, 8, 1, 1, 1, 1, 2, 2], "DepthU": 64,
+                                            "PrefetchGlobalRead": 1, "GlobalReadVectorWidth": grvw,
+                                            "TransposeLDS": 1})
+    assert sol.valid, sol.rejection
+    reason = supports(sol, load_arch("gfx90a"))
+    assert (reason is not None and reason.startswith("I8II MFMA with A or B contiguous")) == refused, reason

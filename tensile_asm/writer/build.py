@@ -41,6 +41,8 @@ FEATURE_LIMITS = (
     ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
+    ("ThreadSeparateGlobalReadA", {0}, "ThreadSeparateGlobalRead is not implemented"),
+    ("ThreadSeparateGlobalReadB", {0}, "ThreadSeparateGlobalRead is not implemented"),
 )
 
 

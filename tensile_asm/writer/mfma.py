@@ -115,6 +115,13 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
                 f"VectorWidthB {g.vector_width_b}")
     checks = (
         (g.local_split_u > 1, "LocalSplitU > 1 with MFMA is not implemented"),
+        # Found by verifying rocBLAS's aldebaran Cijk_Ailk_Bljk_I8II_BH_GB logic: its solutions that read A along M
+        # 4 or 8 bytes at a time give wrong rows even at 1x1x1 (16 bytes and single bytes verify); refused until
+        # that int8 load path is fixed.
+        (g.data_type == "I8" and any(tlu and 1 < g.glvw(op) < 16 for op, tlu in (("A", g.tlu_a), ("B", g.tlu_b))),
+         f"I8II MFMA with A or B contiguous along its free index read {g.glvw_a}/{g.glvw_b} bytes at a time "
+         f"(GlobalLoadVectorWidthA/B) is refused: such real aldebaran solutions fail verification (a known writer "
+         f"bug; 1 or 16 bytes work)"),
         # Tensile rejects it there too (HasMFMA_vgpr): gfx908's MFMAs write AGPRs only
         (g.mi_arch_vgpr and not arch.vgpr.get("unified"),
          f"MIArchVgpr is not supported by {arch.name}: its MFMAs write AGPRs only"),
