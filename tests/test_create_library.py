@@ -197,7 +197,7 @@ def test_a_tensor_contraction_reads_and_what_the_writer_lacks_is_a_kernel_reason
     lf = read_logic_file(SHARED / "data/logic/rocblas/aldebaran_Cijk_Ailk_Bljk_SBIIc.yaml")
     assert lf.failures == [] and len(lf.solutions) == 5 and lf.problem_type.operation_type == "TensorContraction"
     assert all(s.valid for s in lf.solutions)
-    assert {supports(s, load_arch("gfx90a")) for s in lf.solutions} == {"UseInitialStrides is not implemented"}
+    assert all(supports(s, load_arch("gfx90a")).startswith("UseInitialStrides") for s in lf.solutions)
 
 
 def test_a_kernel_that_cannot_be_written_is_reported_not_built(tmp_path):

@@ -183,7 +183,7 @@ FEATURES = [  # extra solution parameters on top of WorkGroup [8, 8, 1], ThreadT
     {"LdsPadA": 3, "LdsPadB": 1, "VectorWidth": 2, "GlobalReadVectorWidth": 2},
     {"WorkGroupMapping": 4, "StaggerU": 8, "StaggerUStride": 128},
     {"BufferLoad": False, "BufferStore": False, "PrefetchGlobalRead": 1},
-    {"PrefetchLocalRead": 3, "PrefetchGlobalRead": 1, "VectorWidth": 2},
+    {"PrefetchLocalRead": 17, "PrefetchGlobalRead": 1, "VectorWidth": 2},   # LoopIters + 1 (Tensile 4.44: PLR % LoopIters <= 1)
     {"BufferStore": False, "GlobalSplitU": 2, "GlobalSplitUAlgorithm": "MultipleBuffer"},
 ]
 

@@ -56,7 +56,7 @@ CASES = [  # (arch, type, TransposeA, TransposeB, params)
                                   "GlobalReadVectorWidth": 2, "VectorWidth": 2}),
     ("gfx906", "h", True, False, {"DepthU": 16, "InnerUnroll": 2, "PrefetchLocalRead": 1}),
     ("gfx90a", "s", False, True, {"DepthU": 48, "InnerUnroll": 2, "WorkGroup": [8, 8, 2], "PrefetchGlobalRead": 1,
-                                  "PrefetchLocalRead": 3}),
+                                  "PrefetchLocalRead": 13}),   # LoopIters 12 + 1 (Tensile 4.44: PLR % LoopIters <= 1)
 ]
 
 

@@ -108,7 +108,7 @@ def cache(tmp_path_factory):
 
 
 FORKS = [{"ThreadTile": [[4, 4], [2, 2]]}, {"WorkGroup": [[16, 16, 1]]}, {"DepthU": [8, 16]},
-         {"StaggerUMapping": [0, 1]}, {"PrefetchGlobalRead": [0]}, {"VectorWidth": [4, 2]},
+         {"GlobalSplitUWorkGroupMappingRoundRobin": [False, True]}, {"PrefetchGlobalRead": [0]}, {"VectorWidth": [4, 2]},
          {"GlobalReadVectorWidth": [-1]}]
 SIZES = [{"Exact": [127, 61, 1, 33]}, {"Exact": [512, 512, 1, 512]}, {"Range": [[64], [64], [1], [96, 32, 128]]}]
 
@@ -128,13 +128,13 @@ def test_model_run_writes_tensiles_step_folders_and_a_library(whole, cache):
     tmp_path, rep = whole
     cfg = tmp_path / "config.yaml"
     [g] = rep.groups
-    # 16 forks: StaggerUMapping 1 is not built by the writer, VectorWidth 4 with ThreadTile 2x2 is invalid by
+    # 16 forks: GlobalSplitUWorkGroupMappingRoundRobin is not built by the writer, VectorWidth 4 with ThreadTile 2x2 is invalid by
     # Tensile's rules; each fork not built is listed with its reason, none dropped
     assert g.forks == 16 and g.built + g.rejected == 16 and g.built >= 2
     rejected = yaml.safe_load((tmp_path / "out/1_BenchmarkProblems/Cijk_Ailk_Bljk_SB_00/00_Final/rejected.yaml").read_text())
     assert sorted(r["fork"] for r in rejected) == sorted(c.fork for c in g.candidates if not c.ok)
-    assert all(c.params["StaggerUMapping"] == 0 for c in g.candidates if c.ok)
-    assert any("StaggerUMapping" in r["reason"] for r in rejected)
+    assert all(not c.params["GlobalSplitUWorkGroupMappingRoundRobin"] for c in g.candidates if c.ok)
+    assert any("GlobalSplitUWorkGroupMappingRoundRobin" in r["reason"] for r in rejected)
     assert any(r["reason"].startswith("invalid solution") and "VectorWidth 4" in r["reason"] for r in rejected)
     rows = list(csv.reader((tmp_path / "out/2_BenchmarkData/Cijk_Ailk_Bljk_SB_00.csv").open()))
     assert rows[0][:10] == ["GFlops", "SizeI", "SizeJ", "SizeK", "SizeL", "LDD", "LDC", "LDA", "LDB", "TotalFlops"]
@@ -151,7 +151,7 @@ def test_model_run_writes_tensiles_step_folders_and_a_library(whole, cache):
         assert perf == pytest.approx(best, rel=1e-5)
         column = rows[0][12 + [float(x) for x in row[12:]].index(best)]
         [cand] = [c for c in g.candidates if c.name == column]
-        keys = ("ThreadTile", "WorkGroup", "DepthU", "VectorWidth", "StaggerUMapping")
+        keys = ("ThreadTile", "WorkGroup", "DepthU", "VectorWidth", "GlobalSplitUWorkGroupMappingRoundRobin")
         assert [lf.entries[idx].solution.params[k] for k in keys] == [cand.solution.params[k] for k in keys]
     support = (tmp_path / "out/4_LibraryClient/support.json").read_text()
     assert '"built": true' in support and '"built": false' not in support
