@@ -127,18 +127,25 @@ HIP_FLAGS = ("-x", "hip", "--cuda-device-only", "-O3", "-S", "-mcode-object-vers
              "-fhip-kernel-arg-name", "-Wno-unused-parameter")
 
 
-def hip_identity() -> str:
-    """The HIP compiler as it is now (path, size, modification time): part of source kernels' cache keys."""
-    from tensile_asm.toolchain_paths import find_hip_compiler
-    clang, _ = find_hip_compiler()
-    st = Path(clang).resolve().stat()
-    return f"{Path(clang).resolve()}:{st.st_size}:{st.st_mtime_ns}"
+def hip_identity(target: str | None = None) -> str:
+    """The HIP compiler for ``target`` as it is now (path, size, modification time); with no target, every
+    compiler some target may get. Part of source kernels' cache keys."""
+    from tensile_asm.toolchain_paths import find_hip_compiler, hip_compiler_paths
+    paths = [find_hip_compiler(target).clang] if target else (hip_compiler_paths() or [find_hip_compiler().clang])
+    ids = []
+    for path in paths:
+        clang = Path(path).resolve()
+        st = clang.stat()
+        ids.append(f"{clang}:{st.st_size}:{st.st_mtime_ns}")
+    return ",".join(ids)
 
 
 def _hip_command(arch: Arch, out: Path, source: Path, cuid: str) -> list[str]:
     from tensile_asm.toolchain_paths import device_lib_dir, find_hip_compiler
-    clang, rocm = find_hip_compiler()
-    cmd = [clang, *HIP_FLAGS, f"--offload-arch={arch.name}", f"--rocm-path={rocm or '/usr'}"]
+    compiler = find_hip_compiler(arch.name)
+    clang, rocm = compiler.clang, compiler.rocm
+    cmd = [clang, *HIP_FLAGS, f"--offload-arch={arch.name}", f"--rocm-path={rocm or '/usr'}",
+           *compiler.defines(arch.wavefront_size)]
     libs = device_lib_dir(rocm)
     # the device libraries (ocml, ockl) are linked where they know the target; Debian's 5.2 ones stop at
     # gfx940, so gfx942 kernels compile without them (the GEMM kernels call none of their functions)
@@ -156,7 +163,7 @@ def compile_hip(text: str, arch: Arch, source_name: str = "<kernel>.hip", cache:
     """Compile HIP C++ text for ``arch`` (device code only) and return the AMDGPU assembly clang writes for
     it (kernel code, descriptors and the ``.amdgpu_metadata`` block); kept by a hash of the compiler, target
     and text with ``cache``."""
-    key = hashlib.sha256(f"hip\0{hip_identity()}\0{arch.name}\0{text}".encode()).hexdigest()
+    key = hashlib.sha256(f"hip\0{hip_identity(arch.name)}\0{arch.name}\0{text}".encode()).hexdigest()
     cached = cache_dir() / f"{key}.hip.s"
     if cache and cached.is_file():
         return cached.read_text()

@@ -3,6 +3,8 @@ AMDGPU targets, taking the GEMM contract's arguments (names, offsets, sizes as t
 on the strict emulator against the float64 reference at edge sizes (1, primes, not tile multiples; random
 data; D poisoned; beta 0 with C NaN). Each kernel is compiled once per session."""
 
+from pathlib import Path
+
 import pytest
 
 from tensile_asm.benchmark.verify import Size, verify_sizes
@@ -41,7 +43,7 @@ def source(pt, **params):
             "DepthU": 8, **params}
 
 
-# (architecture, solution): every feature the writer reads, over the five targets
+# (architecture, solution): every feature the writer reads, over the six targets
 CASES = {
     "HSS_gsu_multiple_wgm_stagger_pgr_vw2_gfx906": ("gfx906", source(
         problem("h", "s", "s"), GlobalSplitU=3, GlobalSplitUAlgorithm="MultipleBuffer", WorkGroupMapping=8,
@@ -66,6 +68,10 @@ CASES = {
     # complex (Tensile's TYPE_MAC and TYPE_MAC_WRITE order), A conjugated (AlikC), LocalSplitU
     "CCC_TN_conjugate_a_lsu2_gfx90a": ("gfx90a", source(dict(problem("c", ta=True), ComplexConjugateA=True),
                                                          WorkGroup=[4, 8, 2], ThreadTile=[2, 1])),
+    # gfx950: Debian's clang 19 does not know it; a newer clang compiles it with the wavefront macro given
+    "HHS_NT_gsu_multiple_gfx950": ("gfx950", source(problem("h", "h", "s", tb=True), VectorWidth=2,
+                                                     GlobalReadVectorWidth=2, GlobalSplitU=2,
+                                                     GlobalSplitUAlgorithm="MultipleBuffer")),
 }
 
 
@@ -278,3 +284,22 @@ def test_int8_reference_is_int32_arithmetic_modulo_2_32():
             for j in range(2):
                 exact = 70000 * sum(a[q, i, l] * b[q, l, j] for l in range(5)) - 3 * c[q, i, j]
                 assert got[q, i, j] == (exact + 2**31) % 2**32 - 2**31
+
+
+def test_a_target_no_installed_hip_compiler_knows_is_one_sentence(monkeypatch):
+    from tensile_asm import toolchain_paths
+    from tensile_asm.errors import ToolchainError
+    if not toolchain_paths.shutil.which("clang++-19") or not Path("/usr/include/hip/hip_runtime.h").is_file():
+        pytest.skip("Debian's clang++-19 and HIP headers are not installed")
+    for var in ("TENSILE_ASM_HIP_CLANG", "ROCM_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(toolchain_paths, "DEBIAN_HIP_CLANGS", ("19",))
+    monkeypatch.setattr(toolchain_paths.Path, "is_file",
+                        lambda self, real=Path.is_file: not str(self).startswith("/opt/rocm") and real(self))
+    toolchain_paths.find_hip_compiler.cache_clear()
+    try:
+        assert toolchain_paths.find_hip_compiler("gfx906").clang.endswith("clang++-19")
+        with pytest.raises(ToolchainError, match=r"^no installed clang\+\+ compiles HIP for gfx950 \(clang\+\+-19 does not know it\)"):
+            toolchain_paths.find_hip_compiler("gfx950")
+    finally:
+        toolchain_paths.find_hip_compiler.cache_clear()
