@@ -69,7 +69,20 @@ def test_cuda_runtime_passes_the_contract_and_validates(tmp_path):
     assert t.backend == "cuda" and t.seconds == pytest.approx(2e-3) and "CUDA events" in t.detail
 
 
-def test_cuda_refuses_global_split_u_helpers(tmp_path):
-    c = GemmKernelContract.from_solution(solution(GlobalSplitU=2, GlobalSplitUAlgorithm="MultipleBuffer"), "k")
-    with pytest.raises(UserError, match="exists as AMD assembly only"):
-        CudaRuntime(api=FakeHip(c)).run_gemm(tmp_path / "k.cu", c, None, 1.0, 0.0)
+@pytest.mark.skipif(shutil.which("clang++-19") is None, reason="clang 19 (CUDA mode) is not installed")
+@pytest.mark.parametrize("types, algorithm, strided", [(("s", None, None), "SingleBuffer", True),
+                                                       (("h", "h", "s"), "MultipleBuffer", False),
+                                                       (("i8", "i", "i"), "SingleBuffer", False)])
+def test_global_split_u_kernels_carry_their_helper_in_the_cuda_text(tmp_path, types, algorithm, strided):
+    sol = solution(*types, strided=strided, GlobalSplitU=3, GlobalSplitUAlgorithm=algorithm)
+    helper = GemmKernelContract.from_solution(sol, "Cijk_cuda").helper_name()
+    src = tmp_path / "k.cu"
+    src.write_text(write_source(sol, "Cijk_cuda", language="cuda", helper=True))
+    proc = subprocess.run(["clang++-19", "-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_80", "-nocudainc",
+                           "-nocudalib", "-include", str(REPO / "tests" / "data" / "nvrtc_builtins.h"), "-O2", "-S",
+                           "-o", str(tmp_path / "k.ptx"), str(src)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[:2000]
+    ptx = (tmp_path / "k.ptx").read_text()
+    assert ".entry Cijk_cuda(" in ptx and f".entry {helper}(" in ptx
+    # SingleBuffer's slices add into D atomically (NVRTC's atomicAdd, declared here, is called)
+    assert ("atomicAdd" in ptx) == (algorithm == "SingleBuffer")

@@ -303,3 +303,59 @@ def test_a_target_no_installed_hip_compiler_knows_is_one_sentence(monkeypatch):
             toolchain_paths.find_hip_compiler("gfx950")
     finally:
         toolchain_paths.find_hip_compiler.cache_clear()
+
+
+# GlobalSplitU's helpers as source (source/helpers.py: what the cuda backend appends to a kernel's text), here
+# compiled for AMD with the GEMM kernel into one code object, run in place of the assembly helpers
+HELPER_CASES = {
+    "SSS_NT_gsu_single_beta_only_gfx90a": ("gfx90a", source(problem("s", tb=True), GlobalSplitU=3,
+                                                             GlobalSplitUAlgorithm="SingleBuffer")),
+    "I8II_TN_pointer_array_gsu_single_beta_only_gfx906": ("gfx906", source(
+        problem("i8", "i", "i", ta=True, strided=False), GlobalSplitU=2, GlobalSplitUAlgorithm="SingleBuffer")),
+    "HHH_gsu_multiple_post_gsu_gfx942": ("gfx942", source(problem("h"), GlobalSplitU=2,
+                                                           GlobalSplitUAlgorithm="MultipleBuffer")),
+    "DDD_TN_pointer_array_gsu_multiple_post_gsu_gfx90a": ("gfx90a", source(
+        problem("d", ta=True, strided=False), GlobalSplitU=3, GlobalSplitUAlgorithm="MultipleBuffer")),
+    "BSS_gsu_multiple_post_gsu_gfx908": ("gfx908", source(problem("b", "s", "s"), GlobalSplitU=4,
+                                                           GlobalSplitUAlgorithm="MultipleBuffer")),
+}
+
+
+@pytest.fixture(scope="module")
+def built_with_source_helpers(tmp_path_factory):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tensile_asm import toolchain
+    from tensile_asm.source.writer import write_source
+    folder = tmp_path_factory.mktemp("helpers")
+
+    def build(case):
+        gfx, params = HELPER_CASES[case]
+        sol = Solution.from_dict(params, where=case)
+        assert sol.valid, (case, sol.rejection)
+        arch, name = load_arch(gfx), "Cijk_source_" + case
+        text = write_source(sol, name, helper=True)
+        asm = toolchain.compile_hip(text, arch, f"{case}.hip")
+        co = folder / f"{case}.co"
+        toolchain.assemble_and_link(asm, arch, co, f"{case}.s")
+        return sol, co, text
+    with ThreadPoolExecutor(4) as pool:
+        return dict(zip(HELPER_CASES, pool.map(build, HELPER_CASES)))
+
+
+@needs_hip
+@pytest.mark.parametrize("case", sorted(HELPER_CASES))
+def test_source_gsu_helpers_match_the_reference_on_the_strict_emulator(built_with_source_helpers, case):
+    sol, co, text = built_with_source_helpers[case]
+    contract = GemmKernelContract.from_solution(sol, "Cijk_source_" + case)
+    helper = contract.helper_name()
+    assert f" {helper}(" in text and text.count("__global__") == 2      # the helper comes from the text, not asm
+    d = sol.derived
+    batch = 2 if contract.batched else 1
+    runtime = EmulatedRuntime(strict=True)
+    integer = contract.dest_type == "I"
+    sizes = [Size(1, 1, 1), Size(d.mt0 + 3, 67, 2 * d.depth_u * d.global_split_u + 5, batch)]
+    results = verify_sizes(co, contract, sizes, -3 if integer else 1.5, -2 if integer else 0.5, 11, runtime)
+    results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], 7 if integer else -0.75, 0.0, 12, runtime)
+    bad = [(str(r.size), r.beta, r.max_rel_error, r.detail) for r in results if not r.passed]
+    assert not bad, bad

@@ -7,8 +7,8 @@ It is the ``hip`` backend (``runtime.hip.HipRuntime``: buffers, kernarg bytes fr
 DataInitType, validation, the protocol) with ``CudaApi`` in place of HIP: a "code object" is the rendered
 ``.cu`` file, compiled once per file; a launch passes one pointer per argument into the contract's kernarg bytes
 (cuLaunchKernel's kernelParams), which matches the kernel's parameter list because both are the contract's
-layout with natural alignment. GlobalSplitU's helper kernels exist as AMD assembly only, so a
-kernel with GlobalSplitU > 1 is refused with that reason.
+layout with natural alignment. A GlobalSplitU > 1 kernel's helper (beta-only or post-GSU) is looked up in the
+same ``.cu`` file: render it with ``write_source(..., language="cuda", helper=True)`` (``source/helpers.py``).
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ class CudaApi:
             return module.get_function(name)
         except self.cp.cuda.compiler.CompileException as e:
             raise UserError(f"NVRTC rejected the source of {name}: {str(e).splitlines()[0]}") from None
+        except self.cp.cuda.driver.CUDADriverError as e:
+            raise UserError(f"the .cu text has no kernel {name} ({e}); a GlobalSplitU kernel's helper comes with "
+                            f"write_source(..., language='cuda', helper=True)") from None
 
     def malloc(self, nbytes: int):
         return self.cp.cuda.alloc(max(1, nbytes))
@@ -112,20 +115,8 @@ class CudaRuntime(HipRuntime):
     def __init__(self, api: Any = None, device: str | None = None):
         super().__init__(api if api is not None else CudaApi(), device)
 
-    @staticmethod
-    def _check(contract) -> None:
-        if contract.helper_name() is not None:
-            raise UserError(f"kernel {contract.name}: GlobalSplitU {contract.global_split_u} needs the helper kernel "
-                            f"{contract.helper_name()}, which exists as AMD assembly only; the cuda backend runs "
-                            f"GlobalSplitU 1 kernels")
-
-    def run_gemm(self, code, contract, inst, alpha: float, beta: float):
-        self._check(contract)
-        return super().run_gemm(code, contract, inst, alpha, beta)
-
     def time_gemm(self, code, contract, size: GemmSize, protocol: TimingProtocol, alpha: float = 1.5,
                   beta: float = 0.5):
-        self._check(contract)
         timing = super().time_gemm(code, contract, size, protocol, alpha, beta)
         return type(timing)(timing.backend, timing.provenance, timing.size, timing.seconds, timing.samples,
                             timing.detail.replace("HIP events", "CUDA events"))

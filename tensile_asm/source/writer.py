@@ -230,8 +230,10 @@ def kernel_source(solution, name: str, language: str = "hip") -> KernelSource:
         store=store, arguments=tuple(layout(solution)))
 
 
-def write_source(solution, name: str, language: str = "hip") -> str:
-    """The kernel ``name`` of ``solution`` as HIP (or CUDA) C++ text; raises UserError if not supported."""
+def write_source(solution, name: str, language: str = "hip", helper: bool = False) -> str:
+    """The kernel ``name`` of ``solution`` as HIP (or CUDA) C++ text; raises UserError if not supported.
+    ``helper``: its GlobalSplitU helper kernel follows it in the same text (``source/helpers.py``; the cuda
+    backend's way to the helpers, which AMD libraries link as assembly)."""
     from tensile_asm.errors import UserError
     if language not in LANGUAGES:
         raise UserError(f"source language {language!r}: use one of {', '.join(LANGUAGES)}")
@@ -240,4 +242,9 @@ def write_source(solution, name: str, language: str = "hip") -> str:
         raise UserError(f"solution {name} cannot be written as a source kernel: {reason}")
     env = _environment()
     prelude = env.get_template(f"prelude_{language}.h").render()
-    return env.get_template("gemm.hip.j2").render(k=kernel_source(solution, name, language), prelude=prelude)
+    text = env.get_template("gemm.hip.j2").render(k=kernel_source(solution, name, language), prelude=prelude)
+    if helper:
+        from tensile_asm.gemm.contract import GemmKernelContract
+        from tensile_asm.source.helpers import write_helper_source
+        text += write_helper_source(GemmKernelContract.from_solution(solution, name))
+    return text

@@ -12,3 +12,4 @@ __device__ double __fma_rn(double, double, double);
 __device__ float __uint_as_float(unsigned);
 __device__ unsigned __float_as_uint(float);
 __device__ float atomicAdd(float*, float);
+__device__ int atomicAdd(int*, int);
