@@ -4,8 +4,9 @@ manifest.json, here, with the package; the GPU machine then needs only numpy and
     PYTHONPATH=. python bench/cuda_gemm/make_sources.py
 
 The fork space: SGEMM NN (Cijk_Ailk_Bljk_SB), WorkGroup x ThreadTile x DepthU x PrefetchGlobalRead x
-VectorWidth (the widest up to 4 the thread tile takes), GlobalSplitU 1 (the cuda backend has no GlobalSplitU helper kernels), every fork the solution
-rules accept and the source writer writes.
+VectorWidth (the widest up to 4 the thread tile takes) x GlobalSplitU (1; 4 and 16 MultipleBuffer; 4 SingleBuffer:
+each GlobalSplitU kernel's helper follows it in its .cu text, source/helpers.py), every fork the solution rules
+accept and the source writer writes.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ FORKS = {
     "DepthU": [8, 16],
     "PrefetchGlobalRead": [0, 1],
 }
+# (GlobalSplitU, GlobalSplitUAlgorithm): split-K, Tensile's fork for large K and few tiles
+SPLITS = [(1, "SingleBuffer"), (4, "MultipleBuffer"), (16, "MultipleBuffer"), (4, "SingleBuffer")]
 
 
 def forks():
@@ -37,9 +40,10 @@ def forks():
     for values in itertools.product(*(FORKS[k] for k in keys)):
         params = dict(zip(keys, values))
         tt = params["ThreadTile"]
-        for vw in [min(4, tt[0], tt[1])]:
-            yield {"ProblemType": PROBLEM, "KernelLanguage": "Source", "VectorWidth": vw, "GlobalSplitU": 1,
-                   "WorkGroupMapping": 8, "StaggerU": 0, **params}
+        vw = min(4, tt[0], tt[1])
+        for gsu, algorithm in SPLITS:
+            yield {"ProblemType": PROBLEM, "KernelLanguage": "Source", "VectorWidth": vw, "GlobalSplitU": gsu,
+                   "GlobalSplitUAlgorithm": algorithm, "WorkGroupMapping": 8, "StaggerU": 0, **params}
 
 
 def main() -> None:
@@ -54,13 +58,15 @@ def main() -> None:
     out.mkdir()
     manifest = []
     for sol, name in zip(solutions, names):
-        (out / f"{name}.cu").write_text(write_source(sol, name, language="cuda"))
+        (out / f"{name}.cu").write_text(write_source(sol, name, language="cuda", helper=True))
         d = sol.derived
         manifest.append({"name": name, "source": f"sources/{name}.cu",
                          "contract": dataclasses.asdict(GemmKernelContract.from_solution(sol, name)),
                          "params": {"WorkGroup": sol.params["WorkGroup"], "ThreadTile": sol.params["ThreadTile"],
                                     "DepthU": d.depth_u, "PrefetchGlobalRead": d.prefetch_global_read,
-                                    "VectorWidth": d.vector_width, "MacroTile": [d.mt0, d.mt1]}})
+                                    "VectorWidth": d.vector_width, "MacroTile": [d.mt0, d.mt1],
+                                    "GlobalSplitU": d.global_split_u,
+                                    "GlobalSplitUAlgorithm": sol.params.get("GlobalSplitUAlgorithm")}})
     (HERE / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"{len(manifest)} kernels rendered into {out}")
 
