@@ -322,3 +322,48 @@ def test_cli_errors(tmp_path, capsys, case):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("tensile-asm: error:") and "Traceback" not in err
+
+
+def test_main_loop_is_innermost_and_prefers_the_loading_loop(tmp_path):
+    """Tensile's kernels: the tail loop can hold as many FMAs as the main loop in a longer body (its guards),
+    and a persistent kernel's loop over tiles holds both; the main loop is the innermost one that loads."""
+    fmas = "  v_fmac_f32 v1, v3, v3\n" * 4
+    body = f"""
+  s_mov_b32 s2, 2
+.Ltiles:
+  s_mov_b32 s3, 2
+.Lmain:
+  buffer_load_dword v3, v0, s[4:7], 0 offen
+  s_waitcnt vmcnt(0)
+{fmas}  s_sub_u32 s3, s3, 1
+  s_cmp_eq_u32 s3, 0
+  s_cbranch_scc0 .Lmain
+  s_mov_b32 s3, 2
+.Ltail:
+  v_cmp_lt_u32 vcc, v0, v2
+  v_cndmask_b32 v3, 0, v3, vcc
+{fmas}  v_add_u32 v2, 1, v2
+  s_sub_u32 s3, s3, 1
+  s_cmp_eq_u32 s3, 0
+  s_cbranch_scc0 .Ltail
+  s_sub_u32 s2, s2, 1
+  s_cmp_eq_u32 s2, 0
+  s_cbranch_scc0 .Ltiles
+  s_endpgm
+"""
+    src = tmp_path / "loops.s"
+    src.write_text(handwritten(body))
+    (r,) = inspect_file(src, emulate=False)
+    assert r.issue.fma_instructions == 4 and r.issue.mix["vmem_load"] == 1
+    assert r.issue.instructions == 9 and "valu" not in r.issue.mix
+
+
+def test_tensile_style_agprs_counted_from_the_descriptor(tmp_path):
+    """Tensile's gfx90a metadata: .vgpr_count = the arch VGPRs (accum_offset), no .agpr_count; the AGPRs are
+    the descriptor's registers past accum_offset."""
+    text = handwritten("  v_accvgpr_write_b32 a3, 0\n  s_endpgm\n")
+    text = text.replace(".amdhsa_next_free_vgpr 8", ".amdhsa_next_free_vgpr 16")
+    src = tmp_path / "agpr.s"
+    src.write_text(text)
+    (r,) = inspect_file(src, emulate=False)
+    assert (r.resources.vgpr, r.resources.agpr) == (8, 8) and r.resources.used_agpr == 4

@@ -1,8 +1,12 @@
 """Find a kernel's main loop in its disassembled instructions, without relying on label names.
 
 Every backward branch (a branch whose target address is not after the branch) closes a loop whose
-body runs from the target to the branch. The main loop is the one with the most FMA instructions
-(VALU multiply-accumulate or MFMA); ties go to the longer body, then to the earlier loop.
+body runs from the target to the branch. The main loop is an innermost loop (one whose body holds no
+other loop: a persistent kernel's loop over tiles holds the main loop and the tail, and so more FMAs)
+with the most FMA instructions (VALU multiply-accumulate or MFMA). Ties go to a loop that loads from
+global memory (the main loop streams the next tile; Tensile's tail loop, unrolled into DepthU / K
+guarded steps, can hold as many MFMAs but loads before it starts), then to the shorter body (the tail's
+guards make it longer), then to the earlier loop.
 """
 
 from __future__ import annotations
@@ -48,14 +52,23 @@ def backward_loops(instructions: list) -> list[Loop]:
     return loops
 
 
+def innermost(loops: list[Loop]) -> list[Loop]:
+    """The loops whose body holds no other loop's body."""
+    return [a for a in loops
+            if not any(b is not a and a.start <= b.start and b.end <= a.end and (b.start, b.end) != (a.start, a.end)
+                       for b in loops)]
+
+
 def main_loop(instructions: list) -> Loop | None:
-    """The loop with the most FMA instructions (then the longest); None when there is no loop."""
-    loops = backward_loops(instructions)
+    """The innermost loop with the most FMA instructions (then one with global loads, then the shortest);
+    None when there is no loop."""
+    loops = innermost(backward_loops(instructions))
     if not loops:
         return None
 
     def key(loop: Loop):
-        fmas = sum(classify(ins) in FMA_CLASSES for ins in loop.instructions)
-        return (fmas, len(loop.instructions), -loop.start)
+        classes = [classify(ins) for ins in loop.instructions]
+        fmas = sum(c in FMA_CLASSES for c in classes)
+        return (fmas, "vmem_load" in classes, -len(loop.instructions), -loop.start)
 
     return max(loops, key=key)

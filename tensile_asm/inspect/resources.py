@@ -6,7 +6,9 @@ Declared counts come from the metadata (``.vgpr_count``, ``.agpr_count``, ``.sgp
 metadata lacks one, from the kernel descriptor. On a unified register file (gfx90a+) ``.vgpr_count``
 covers both kinds, the AGPRs starting at the accumulator offset; ``vgpr`` here means the
 architectural VGPRs (the total less the AGPRs). ``.sgpr_count`` includes VCC (and any other reserved
-SGPRs), as LLVM reports it.
+SGPRs), as LLVM reports it. Tensile's own gfx90a kernels (hand-written metadata) declare only the
+architectural VGPRs in ``.vgpr_count`` and no ``.agpr_count``; their AGPRs are then the registers the
+descriptor grants past ``accum_offset``.
 """
 
 from __future__ import annotations
@@ -61,17 +63,22 @@ def workgroup_size(md: dict) -> int:
 
 def kernel_resources(ko: KernelObject, arch: Arch, instructions: list) -> Resources:
     md, kd = ko.metadata, ko.descriptor
+    used = registers_named(instructions)
     total = int(md[".vgpr_count"]) if ".vgpr_count" in md else kd.vgprs(arch.vgpr["granule"])
     if ".agpr_count" in md:
         agpr = int(md[".agpr_count"])
+        vgpr = total - agpr if arch.unified_vgpr_file and agpr else total
+    elif arch.unified_vgpr_file and used["a"] and total <= kd.accum_offset:
+        # Tensile's hand-written metadata: .vgpr_count counts the arch VGPRs only and there is no
+        # .agpr_count; the AGPRs are the registers the descriptor grants past accum_offset
+        vgpr, agpr = total, max(0, kd.vgprs(arch.vgpr["granule"]) - kd.accum_offset)
     elif arch.unified_vgpr_file:
         agpr = max(0, total - kd.accum_offset)
+        vgpr = total - agpr if agpr else total
     else:
-        agpr = 0
-    vgpr = total - agpr if arch.unified_vgpr_file and agpr else total
+        vgpr, agpr = total, 0
     sgpr = int(md[".sgpr_count"]) if ".sgpr_count" in md else kd.sgprs()
     lds = int(md.get(".group_segment_fixed_size", kd.group_segment_fixed_size))
     wg = workgroup_size(md)
-    used = registers_named(instructions)
     occ = arch.occupancy(vgpr, agpr, max(sgpr - VCC_SGPRS, used["s"]), lds, wg)
     return Resources(vgpr, agpr, sgpr, lds, wg, used["v"], used["a"], used["s"], occ)
