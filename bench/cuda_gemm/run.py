@@ -61,6 +61,8 @@ def main() -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--budget", type=float, default=500.0, help="seconds; stop timing after this (partial results)")
     p.add_argument("--limit", type=int, default=0, help="only the first N kernels (0: all)")
+    p.add_argument("--size", action="append", default=[], metavar="MxNxK",
+                   help="time only these sizes of the list (repeatable; the single-tuning size is always timed)")
     args = p.parse_args()
     t0 = time.time()
     from tensile_asm.benchmark.verify import Size
@@ -103,6 +105,14 @@ def main() -> int:
     gflops: dict = {}
     cublas: dict = {}
     sizes = sorted(SIZES, key=lambda s: (s[1:] != SINGLE_TUNED_AT,))   # the single-tuning size first
+    if args.size:
+        wanted = set(args.size) | {"x".join(map(str, SINGLE_TUNED_AT))}
+        unknown = wanted - {f"{m}x{n}x{k}" for _, m, n, k in SIZES}
+        if unknown:
+            print(f"--size {sorted(unknown)[0]} is not in the size list: use one of "
+                  f"{', '.join(f'{m}x{n}x{k}' for _, m, n, k in SIZES)}")
+            return 2
+        sizes = [s for s in sizes if f"{s[1]}x{s[2]}x{s[3]}" in wanted]
     for kind, m, n, k in sizes:
         if time.time() - t0 > args.budget:
             print(f"budget of {args.budget:.0f} s reached: sizes from {m}x{n}x{k} on are not timed")
