@@ -1,6 +1,7 @@
 """A create-library output folder: per logic file, built/total and the grouped reasons from support.json, then a
 seeded sample of built solutions per file verified from the library on the strict emulator (1x1x1 beta 0, then
-67x37x23 batch 2 beta 0.5).
+67x37x23 batch 2 beta 0.5; 67x37x131 batch 2 for those whose predicates took neither, GlobalSplitU's K >= GSU x
+DepthU). Exit status 1 if a sampled solution failed or ran at no size.
 
     PYTHONPATH=$PWD .venv/bin/python tools/hip_fallback_sample.py OUT_DIR [PER_FILE=1] [SEED=13]
 """
@@ -29,14 +30,31 @@ for (gfx, why), n in sorted(reasons.items()):
 if per_file == 0:
     sys.exit(0)
 sizes = [Size(1, 1, 1, 1), Size(67, 37, 23, 2)]
-bad = 0
+# GlobalSplitU solutions are selected only where K covers every slice (K >= GSU x DepthU): a larger K for those
+# that accepted neither size above
+fallback = Size(67, 37, 131, 2)
+bad, ran = 0, set()
+
+
+def report(results, where):
+    global bad
+    for s in results:
+        if s.architecture not in {g for g, _ in pick.values()}:
+            continue
+        res = ", ".join(f"{r.size} b={r.beta:g} err={r.max_rel_error if r.max_rel_error is None else f'{r.max_rel_error:.1e}'} {'PASS' if r.passed else 'FAIL ' + r.detail}" for r in s.results)
+        if s.results:
+            ran.add(s.name)
+            bad += not s.passed
+        print(f"{pick[s.name][1]:45s} {s.architecture} {s.name[:60]}: {res or s.not_run or 'sizes not accepted ' + str(s.skipped)}{where}", flush=True)
+
+
 with LibraryFolder(out / 'library') as folder:
     for beta in (0.0, 0.5):
-        for s in verify_library(folder, sizes[:1] if beta == 0.0 else sizes[1:], 1.5, beta, 7, strict=True, names=set(pick)):
-            if s.architecture not in {g for g, _ in pick.values()}:
-                continue
-            res = ", ".join(f"{r.size} b={r.beta:g} err={r.max_rel_error if r.max_rel_error is None else f'{r.max_rel_error:.1e}'} {'PASS' if r.passed else 'FAIL ' + r.detail}" for r in s.results)
-            ok = s.passed
-            bad += not ok
-            print(f"{pick[s.name][1]:45s} {s.architecture} {s.name[:60]}: {res or s.not_run or 'sizes not accepted ' + str(s.skipped)}", flush=True)
-print('failed or not run:', bad)
+        report(verify_library(folder, sizes[:1] if beta == 0.0 else sizes[1:], 1.5, beta, 7, strict=True, names=set(pick)), "")
+    rest = set(pick) - ran
+    if rest:
+        report(verify_library(folder, [fallback], 1.5, 0.5, 7, strict=True, names=rest), " (larger K)")
+not_run = sorted(set(pick) - ran)
+print(f"verified {len(ran)} of {len(pick)} sampled solutions; failed {bad}; not run at any size {len(not_run)}"
+      + (": " + ", ".join(not_run) if not_run else ""))
+sys.exit(1 if bad or not_run else 0)
