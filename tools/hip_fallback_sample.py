@@ -1,7 +1,7 @@
 """A create-library output folder: per logic file, built/total and the grouped reasons from support.json, then a
 seeded sample of built solutions per file verified from the library on the strict emulator (1x1x1 beta 0, then
-67x37x23 batch 2 beta 0.5; 67x37x131 batch 2 for those whose predicates took neither, GlobalSplitU's K >= GSU x
-DepthU). Exit status 1 if a sampled solution failed or ran at no size.
+67x37x23 batch 2 beta 0.5; 67x37x1031 batch 2 for those whose predicates took neither: GlobalSplitU's
+GlobalSplitUCheckMinK, 768 for the fallback logic's GSU 3 solutions). Exit status 1 if a sampled solution failed or ran at no size.
 
     PYTHONPATH=$PWD .venv/bin/python tools/hip_fallback_sample.py OUT_DIR [PER_FILE=1] [SEED=13]
 """
@@ -30,9 +30,9 @@ for (gfx, why), n in sorted(reasons.items()):
 if per_file == 0:
     sys.exit(0)
 sizes = [Size(1, 1, 1, 1), Size(67, 37, 23, 2)]
-# GlobalSplitU solutions are selected only where K covers every slice (K >= GSU x DepthU): a larger K for those
-# that accepted neither size above
-fallback = Size(67, 37, 131, 2)
+# GlobalSplitU solutions are selected only from a minimum K on (predicate GlobalSplitUCheckMinK: 768 for the
+# fallback logic's GSU 3 ones): a larger K for those that accepted neither size above
+fallback = Size(67, 37, 1031, 2)
 bad, ran = 0, set()
 
 
