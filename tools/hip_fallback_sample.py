@@ -3,13 +3,16 @@ seeded sample of built solutions per file verified from the library on the stric
 67x37x23 batch 2 beta 0.5; 67x37x1031 batch 2 for those whose predicates took neither: GlobalSplitU's
 GlobalSplitUCheckMinK, 768 for the fallback logic's GSU 3 solutions). Exit status 1 if a sampled solution failed or ran at no size.
 
-    PYTHONPATH=$PWD .venv/bin/python tools/hip_fallback_sample.py OUT_DIR [PER_FILE=1] [SEED=13]
+    PYTHONPATH=$PWD .venv/bin/python tools/hip_fallback_sample.py OUT_DIR [PER_FILE=1] [SEED=13] [NAME_PART]
+
+NAME_PART: verify only the sampled solutions whose names contain it (e.g. _GSU).
 """
 import json, random, re, sys, collections
 from pathlib import Path
 from tensile_asm.benchmark.verify import Size, verify_library
 from tensile_asm.library.codeobjects import LibraryFolder
 out = Path(sys.argv[1]); per_file = int(sys.argv[2]) if len(sys.argv) > 2 else 1; seed = int(sys.argv[3]) if len(sys.argv) > 3 else 13
+name_part = sys.argv[4] if len(sys.argv) > 4 else ''
 support = json.loads((out / 'support.json').read_text())
 rows = support['solutions'] if isinstance(support, dict) and 'solutions' in support else support
 files = collections.defaultdict(list)
@@ -24,7 +27,8 @@ for (gfx, f), rs in sorted(files.items()):
         if not r['built']:
             reasons[(gfx, re.sub(r'\d+', 'N', r['reason'] or '?')[:140])] += 1
     for r in rng.sample(built, min(per_file, len(built))):
-        pick[r['name']] = (gfx, Path(f).name)
+        if name_part in r['name']:
+            pick[r['name']] = (gfx, Path(f).name)
 for (gfx, why), n in sorted(reasons.items()):
     print(f"  {gfx} {n:4d} {why}")
 if per_file == 0:
