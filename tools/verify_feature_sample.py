@@ -4,7 +4,8 @@
 
 SCHEDULE: vega10, vega20, arcturus, aldebaran or aquavanjaram942 (../shared/data/logic/rocblas-asm_full/<schedule>);
 FEATURE: wgm (WorkGroupMapping not a power of two), wgm-negative, stagger-mapping (StaggerUMapping other than 0
-with StaggerU > 1). Among the solutions of that schedule that use the feature and that the writer accepts, COUNT
+with StaggerU > 1), lsu-mfma (LocalSplitU > 1 with MatrixInstruction), iu-mfma (InnerUnroll > 1 with
+MatrixInstruction). Among the solutions of that schedule that use the feature and that the writer accepts, COUNT
 (default 6) are drawn with SEED (default 1) and each is written, assembled, linked and run on the emulator at
 edge sizes against the float64 reference (``sizes_for``): M one past a tile, N giving more rows of tiles than
 WorkGroupMapping and not a multiple of it (wgm features), K a prime past a few DepthU steps (past the
@@ -31,6 +32,8 @@ FEATURES = {
                      and p["WorkGroupMapping"] > 0,
     "wgm-negative": lambda p: p["WorkGroupMapping"] < -1,
     "stagger-mapping": lambda p: p["StaggerUMapping"] != 0 and p["StaggerU"] > 1,
+    "lsu-mfma": lambda p: p.get("LocalSplitU", 1) > 1 and bool(p.get("MatrixInstruction")),
+    "iu-mfma": lambda p: p.get("InnerUnroll", 1) > 1 and bool(p.get("MatrixInstruction")),
 }
 
 

@@ -211,8 +211,10 @@ class Geometry:
 
     @property
     def math_steps(self) -> int:
-        """Steps of one unrolled iteration: K values (VALU) or MFMA K-steps of MatrixInstK (LoopIters)."""
-        return self.derived.loop_iters if self.is_mfma else self.loop_unroll
+        """Steps of one unrolled iteration: K values (VALU) or MFMA K-steps of MatrixInstK (LoopIters times
+        InnerUnroll: Tensile's InnerUnroll K-steps of one loop iteration are computed as consecutive steps, K in
+        the same order)."""
+        return self.derived.loop_iters * self.derived.inner_unroll if self.is_mfma else self.loop_unroll
 
     @property
     def loop_unroll(self) -> int:

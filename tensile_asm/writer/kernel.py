@@ -23,7 +23,8 @@ from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.hazards import insert_wait_states
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.waitcnt_pass import insert_waitcnt
-from tensile_asm.writer import global_read, local_memory, mac, mfma, mfma_local_read, mfma_store, signature, stagger, store
+from tensile_asm.writer import (global_read, local_memory, mac, mfma, mfma_local_read, mfma_store, signature, split_u,
+                                stagger, store)
 from tensile_asm.gemm.arguments import Argument, argument_layout
 from tensile_asm.writer.batch_address import load_batch_pointers
 from tensile_asm.writer.context import Geometry, KernelContext
@@ -94,7 +95,8 @@ def _mfma_math(ctx: KernelContext) -> _Math:
                                                           mfma_local_read.widened(ctx.geometry, 1))),
         lambda ctx: mfma.accumulators(ctx, p),
         mfma.zero_accumulators,
-        lambda ctx, regs, acc: mfma_store.columns(ctx, regs, acc, p))
+        lambda ctx, regs, acc: (split_u.mfma_columns if ctx.geometry.local_split_u > 1 else mfma_store.columns)(
+            ctx, regs, acc, p))
 
 
 @dataclass

@@ -20,8 +20,6 @@ def fractional(g: Geometry, op: str) -> bool:
 def geometry_reason(g: Geometry) -> str | None:
     """Shapes the writer's thread-to-data assignments cannot cover, with the reason."""
     iu = g.derived.inner_unroll
-    if iu > 1 and g.is_mfma:
-        return f"InnerUnroll={iu} with MFMA is not implemented"
     if g.depth_u % (g.local_split_u * iu):
         return (f"DepthU={g.depth_u} is not a multiple of LocalSplitU {g.local_split_u} x InnerUnroll {iu} "
                 f"(Tensile's LoopUnroll would drop K values)")

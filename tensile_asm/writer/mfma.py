@@ -114,7 +114,6 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
         return (f"MIWaveTile {list(g.mi_wave_tile)} is not a multiple of VectorWidth {g.vector_width} / "
                 f"VectorWidthB {g.vector_width_b}")
     checks = (
-        (g.local_split_u > 1, "LocalSplitU > 1 with MFMA is not implemented"),
         # Found by verifying rocBLAS's aldebaran Cijk_Ailk_Bljk_I8II_BH_GB logic: its solutions that read A along M
         # 4 or 8 bytes at a time give wrong rows even at 1x1x1 (16 bytes and single bytes verify); refused until
         # that int8 load path is fixed.

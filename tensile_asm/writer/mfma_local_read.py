@@ -76,7 +76,8 @@ def reads(g, p: MfmaPlan, dim: int, step: int) -> list[tuple[int, int, int, int]
     each read, which reads ``read_values`` values."""
     lay = g.lds_tile(_operand(dim))
     per = 1 if not lay.unroll_major else p.shape.values_per_lane
-    return [(t, v, p.tile_offset(dim, t), step * p.shape.k + v)
+    # LocalSplitU L: the groups take K-steps in turn (group s's first step at s*K: split_group_k)
+    return [(t, v, p.tile_offset(dim, t), step * g.local_split_u * p.shape.k + v)
             for t in range(p.wave_tile[dim]) for v in range(0, p.shape.values_per_lane, per)]
 
 
@@ -89,8 +90,9 @@ def read_pattern(g, p: MfmaPlan, dim: int) -> tuple[list[int], list[int]]:
     """(unpadded lane bases, unpadded offsets of every element read) of one operand's local reads, for
     ``lds_address.lds_reason``."""
     lay = g.lds_tile(_operand(dim))
-    bases = {lay.unpadded(*lane_coordinates(p, dim, w, lane))
-             for w in range(p.wave_group[dim]) for lane in range(64)}
+    bases = {lay.unpadded(t, k + group * p.shape.k)
+             for w in range(p.wave_group[dim]) for lane in range(64)
+             for t, k in [lane_coordinates(p, dim, w, lane)] for group in range(g.local_split_u)}
     width = read_values(g, p, dim)
     offsets = {lay.unpadded(t_off, k_off + j) for step in range(g.math_steps)
                for _, _, t_off, k_off in reads(g, p, dim, step) for j in range(width)}
@@ -133,8 +135,20 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> t
               ctx.inst("v_add_u32", t_index, t_index, tmp, comment="+ (lane % M) * VW: the output row"),
               ctx.inst("v_lshrrev_b32", tmp, (rows * s.blocks).bit_length() - 1, lane),
               ctx.inst("v_mul_u32_u24", k_index, s.values_per_lane, tmp, comment="lane / (M*B): its K values"),
+              _split_group_k(ctx, p, wave, k_index, tmp) if g.local_split_u > 1 else None,
               element_address(ctx, addr, g.lds_tile(_operand(dim)), t_index, k_index, g.lds_bpe, extra))
     return m, state
+
+
+def _split_group_k(ctx: KernelContext, p: MfmaPlan, wave: VReg, k_index: VReg, tmp: VReg) -> Module:
+    """k_index += LocalSplitU group * MatrixInstK: group s (waves s*W .. s*W + W-1 of the W =
+    MIWaveGroup[0]*MIWaveGroup[1] waves of a group) starts at K-step s (Tensile's lsuOffset = sgid * kInterval
+    in units of a lane's values); the steps then advance by LocalSplitU K-steps (``reads``)."""
+    waves = p.wave_group[0] * p.wave_group[1]
+    return Module("LocalSplitU group's first K-step").add(
+        ctx.inst("v_lshrrev_b32", tmp, waves.bit_length() - 1, wave, comment="LocalSplitU group"),
+        ctx.inst("v_mul_u32_u24", tmp, p.shape.k, tmp),
+        ctx.inst("v_add_u32", k_index, k_index, tmp))
 
 
 def local_reads(ctx: KernelContext, p: MfmaPlan, state: MfmaReadState, step: int, buffer: int = 0,

@@ -21,7 +21,6 @@ from typing import Callable
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
-from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.batch_address import batch_base, branch_if_zero
 from tensile_asm.writer.mac import element, fma, parts, unfused
 from tensile_asm.writer.prologue import EntryRegisters
@@ -403,13 +402,12 @@ def _thread_tile_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg) ->
 
 
 def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> tuple[Module, list]:
-    """Sum the LocalSplitU groups' partial tiles through LDS; thread t then owns elements
-    e = t + q*NumThreads of the MT0 x MT1 tile (column-major), returned as one-element columns."""
+    """The VALU groups' partial tiles to LDS; thread t then owns elements e = t + q*NumThreads of the
+    MT0 x MT1 tile (column-major), returned as one-element columns (split_u.py sums them)."""
     g = ctx.geometry
-    vw, bpe = g.vector_width, g.bytes_per_element
+    vw, bpe = g.vector_width, 4       # 32-bit accumulators (limits.py refuses wider ones)
     shift = bpe.bit_length() - 1
     tile_elems = g.mt0 * g.mt1
-    per_thread = tile_elems // g.num_threads
     m = Module(f"LocalSplitU {g.local_split_u}: reduce partial tiles through LDS")
     addr, tmp = ctx.vgpr("ReductionWriteAddr"), ctx.vgpr("ReductionTmp")
     # Partial tile of group s at s*MT0*MT1; element (r, c) at c*MT0 + r.
@@ -427,31 +425,9 @@ def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> t
             off = ((rvec * g.wg0 * vw + rlane) + (cvec * g.wg1 * vw + clane) * g.mt0) * bpe
             m.add(ctx.inst("ds_write_b32", addr, acc[i + j * g.tt0], mods=[("offset", off)] if off else ()))
     m.add(ctx.inst("s_barrier", comment="partial tiles written (the pass waits for the local writes)"))
-    read_addr = ctx.vgpr("ReductionReadAddr")
-    m.add(ctx.inst("v_lshlrev_b32", read_addr, shift, regs.serial))
-    sums = VReg("v", per_thread, "ReducedC")
-    parts = VReg("v", g.local_split_u, "ReductionParts")
-    for q in range(per_thread):
-        for s in range(g.local_split_u):
-            off = (q * g.num_threads + s * tile_elems) * bpe
-            m.add(ctx.inst("ds_read_b32", parts[s], read_addr, mods=[("offset", off)] if off else ()))
-        add = "v_add_u32" if g.integer else "v_add_f32"
-        m.add(ctx.inst(add, sums[q], parts[0], parts[1]))
-        for s in range(2, g.local_split_u):
-            m.add(ctx.inst(add, sums[q], sums[q], parts[s]))
-    base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
-    m.add(ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0), ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1))
-    columns = []
-    for q in range(per_thread):
-        element, r, c = ctx.vgpr("ReducedElement"), ctx.vgpr("ReducedRow"), ctx.vgpr(f"ReducedCol{q}")
-        row_off = ctx.vgpr(f"ReducedRowOffset{q}")
-        m.add(ctx.inst("v_add_u32", element, q * g.num_threads, regs.serial) if q else ctx.inst("v_mov_b32", element, regs.serial),
-              divmod_const(ctx, c, r, element, g.mt0, tile_elems - 1),
-              ctx.inst("v_add_u32", r, base0, r),
-              ctx.inst("v_add_u32", c, base1, c),
-              masked_row_offset(ctx, regs, row_off, r))
-        columns.append(Column([sums[q]], [row_off], c))
-    return m, columns
+    from tensile_asm.writer.split_u import reduced_columns
+    cols_mod, columns = reduced_columns(ctx, regs)
+    return m.add(cols_mod), columns
 
 
 def store_tile(ctx: KernelContext, regs: EntryRegisters, acc: VReg, columns_of=None) -> Module:
