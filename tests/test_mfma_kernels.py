@@ -6,7 +6,7 @@ Randomized differential test: MFMA parameter sets drawn from the shapes the writ
 4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead 0/1/2,
 PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU, LDS layouts: TransposeLDS,
 UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B, StoreRemapVectorWidth,
-SourceSwap, MIArchVgpr, WaveSeparateGlobalReadA/B), architectures with matrix
+SourceSwap, MIArchVgpr, WaveSeparateGlobalReadA/B, LocalSplitU, InnerUnroll), architectures with matrix
 cores, edge sizes (1, primes, non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
 with seed ``SEED``; ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
 ``tensile-asm verify`` command.
@@ -187,6 +187,21 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
             params["WaveSeparateGlobalRead" + tc] = 1
             if not make(case["problem"], params).valid:
                 del params["WaveSeparateGlobalRead" + tc]
+    # LocalSplitU 2 (the 4-value form's WorkGroup[2]) and InnerUnroll 2, decided by the seed already drawn (no
+    # further draws, so the other cases stay as they were), kept where Tensile's rules and the writer accept them
+    for key, value, wanted in (("LocalSplitU", 2, "WorkGroup" in params and case["seed"] % 4 == 1),
+                               ("InnerUnroll", 2, case["seed"] % 5 == 2)):
+        if not wanted:
+            continue
+        trial = dict(params)
+        if key == "LocalSplitU":
+            trial["WorkGroup"] = [*params["WorkGroup"][:2], value]
+        else:
+            trial[key] = value
+        sol = make(case["problem"], trial)
+        if sol.valid and supports(sol, load_arch(case["arch"])) is None:
+            params.clear()
+            params.update(trial)
     return case
 
 
@@ -288,7 +303,6 @@ def test_bf16_1k_shapes_are_mfma_shapes():
 
 
 @pytest.mark.parametrize("extra,arch,reason", [
-    ({"LocalSplitU": 2, "WorkGroup": [32, 8, 2]}, "gfx90a", "LocalSplitU > 1 with MFMA is not implemented"),
     ({"MIArchVgpr": True}, "gfx908", "MIArchVgpr is not supported by gfx908"),
     ({}, "gfx906", "gfx906 has no matrix cores"),
     ({"MatrixInstruction": [32, 32, 1, 2], "SourceSwap": True}, "gfx90a", "SourceSwap with MFMAs of several blocks"),
@@ -517,3 +531,33 @@ def test_int8_narrow_tile_contiguous_loads_are_refused(ta, grvw, refused):
     assert sol.valid, sol.rejection
     reason = supports(sol, load_arch("gfx90a"))
     assert (reason is not None and reason.startswith("I8II MFMA with A or B contiguous")) == refused, reason
+
+
+# LocalSplitU: the groups' partial tiles from AGPRs (or MIArchVgpr VGPRs) summed through LDS (writer/split_u.py);
+# InnerUnroll: its K-steps computed one after another. K past several DepthU steps and a tail, M/N past the tile.
+@pytest.mark.parametrize("arch,types,ta,tb,params", [
+    ("gfx90a", "SSS", False, True, {"MatrixInstruction": [32, 32, 2, 1], "WorkGroup": [32, 4, 2],
+                                    "ThreadTile": [1, 32], "DepthU": 16, "PrefetchGlobalRead": 2}),
+    ("gfx942", "HHS", True, False, {"MatrixInstruction": [16, 16, 16, 1], "WorkGroup": [32, 8, 4],
+                                    "ThreadTile": [2, 16], "DepthU": 64, "MIArchVgpr": True, "TransposeLDS": 1,
+                                    "GlobalReadVectorWidth": 8}),
+    ("gfx90a", "BBS", False, False, {"MatrixInstruction": [16, 16, 8, 1], "WorkGroup": [16, 16, 2],
+                                     "ThreadTile": [2, 16], "DepthU": 32, "SourceSwap": True, "InnerUnroll": 2,
+                                     "VectorWidth": 2}),
+    ("gfx908", "SSS", True, True, {"MatrixInstruction": [16, 16, 4, 1], "WorkGroup": [16, 16, 1],
+                                   "ThreadTile": [1, 16], "DepthU": 16, "InnerUnroll": 2}),
+])
+def test_local_split_u_and_inner_unroll(arch, types, ta, tb, params):
+    params = {"PrefetchGlobalRead": 1, "PrefetchLocalRead": 1, **params}
+    sol = make(problem(types, ta, tb), params)
+    assert sol.valid, sol.rejection
+    assert (sol.derived.local_split_u, sol.derived.inner_unroll) == (params["WorkGroup"][2],
+                                                                      params.get("InnerUnroll", 1))
+    co, contract, kernel = built(arch, problem(types, ta, tb), params)
+    if sol.derived.local_split_u > 1:     # the partial tiles go through LDS, read back once per group
+        assert kernel.text().count("ds_write_b32") >= sol.derived.mi_wave_tile[0] * sol.derived.mi_wave_tile[1]
+    mt0, mt1 = sol.derived.mt0, sol.derived.mt1
+    sizes = [Size(1, 1, 1, 1), Size(mt0 + 1, mt1 + 3, 2 * params["DepthU"] + 3, 2)]
+    for beta, these in ((0.75, sizes[:1]), (0.0 if ta else -0.5, sizes[1:])):   # beta 0: C all NaN, never read
+        results = verify_sizes(co, contract, these, 1.5, beta, 7, EmulatedRuntime())
+        assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]

@@ -1,6 +1,6 @@
 """Build and verify, on the emulator, a random sample of REAL rocBLAS solutions that use a feature.
 
-    .venv/bin/python tools/verify_feature_sample.py SCHEDULE FEATURE [COUNT] [SEED]
+    .venv/bin/python tools/verify_feature_sample.py SCHEDULE FEATURE [COUNT] [SEED] [FILE_GLOB]
 
 SCHEDULE: vega10, vega20, arcturus, aldebaran or aquavanjaram942 (../shared/data/logic/rocblas-asm_full/<schedule>);
 FEATURE: wgm (WorkGroupMapping not a power of two), wgm-negative, stagger-mapping (StaggerUMapping other than 0
@@ -10,7 +10,8 @@ MatrixInstruction). Among the solutions of that schedule that use the feature an
 edge sizes against the float64 reference (``sizes_for``): M one past a tile, N giving more rows of tiles than
 WorkGroupMapping and not a multiple of it (wgm features), K a prime past a few DepthU steps (past the
 StaggerU mask's steps for stagger-mapping); a one-element problem; 13x11xK with batch 2; beta 0.5, and beta 0
-on the batched one. Prints one line per solution.
+on the batched one. Prints one line per solution. FILE_GLOB (e.g. '*_SB.yaml') reads only the schedule's logic
+files it matches.
 """
 import random
 import sys
@@ -32,7 +33,7 @@ FEATURES = {
                      and p["WorkGroupMapping"] > 0,
     "wgm-negative": lambda p: p["WorkGroupMapping"] < -1,
     "stagger-mapping": lambda p: p["StaggerUMapping"] != 0 and p["StaggerU"] > 1,
-    "lsu-mfma": lambda p: p.get("LocalSplitU", 1) > 1 and bool(p.get("MatrixInstruction")),
+    "lsu-mfma": lambda p: p["WorkGroup"][2] > 1 and bool(p.get("MatrixInstruction")),
     "iu-mfma": lambda p: p.get("InnerUnroll", 1) > 1 and bool(p.get("MatrixInstruction")),
 }
 
@@ -67,6 +68,11 @@ def main(argv: list[str]) -> int:
     arch_name = SCHEDULES[schedule]
     arch = load_arch(arch_name)
     root = Path(__file__).resolve().parents[1].parent / "shared/data/logic/rocblas-asm_full" / schedule
+    if len(argv) > 4:      # only the logic files matching a glob (a directory of links to them)
+        files = sorted(root.glob(argv[4]))
+        root = Path(tempfile.mkdtemp(prefix="feature-logic-"))
+        for f in files:
+            (root / f.name).symlink_to(f)
     items, _ = _collect(root, [arch_name])
     uses = [it for it in items if it.solution is not None and it.solution.valid
             and FEATURES[feature](it.solution.params)]
