@@ -29,8 +29,9 @@ from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import Geometry, KernelContext
 
 # A/B data type -> the MFMA's input type and its output (accumulator) type, for the types implemented.
+# Complex C and Z run the real MFMAs of their parts (mfma_complex.py).
 MFMA_TYPES = {"S": ("f32", "f32"), "D": ("f64", "f64"), "H": ("f16", "f32"), "B": ("bf16", "f32"),
-              "I8": ("i8", "i32")}
+              "I8": ("i8", "i32"), "C": ("f32", "f32"), "Z": ("f64", "f64")}
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class MfmaPlan:
     vector_width: tuple[int, int] = (1, 1)   # VectorWidth, VectorWidthB
     blocks: tuple[int, int] = (1, 1)         # the MFMA's blocks along dims 0 and 1 (MatrixInstBM, BN)
     swap: bool = False                       # SourceSwap
+    parts: int = 1                           # accumulator sets: 2 for complex types (real, then imaginary)
 
     def rows(self, dim: int) -> int:
         """Rows (dim 0) or columns (dim 1) of one output: the MFMA's blocks side by side."""
@@ -99,8 +101,13 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
                 f"{', '.join(MFMA_TYPES)}")
     if _shape(g, arch) is None:
         return f"MatrixInstruction {mi}: {arch.name} has no MFMA for this shape and type"
+    if g.complex:
+        from tensile_asm.writer.mfma_complex import complex_reason
+        why = complex_reason(g, _shape(g, arch))
+        if why:
+            return why
     if mi[3] != 1:
-        if g.data_type == "D":
+        if g.data_type in ("D", "Z"):
             return f"MatrixInstruction {mi}: f64 MFMAs of several blocks (4x4x4f64) are not implemented"
         if g.source_swap:
             return f"MatrixInstruction {mi}: SourceSwap with MFMAs of several blocks (B > 1) is not implemented"
@@ -165,18 +172,19 @@ def plan(ctx: KernelContext) -> MfmaPlan:
     if shape is None:
         raise ValueError(f"kernel {ctx.name}: {ctx.arch.name} has no MFMA for {list(g.matrix_instruction)}")
     return MfmaPlan(shape, tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b),
-                    tuple(g.mi_blocks), g.source_swap)
+                    tuple(g.mi_blocks), g.source_swap, 2 if g.complex else 1)
 
 
 def accumulators(ctx: KernelContext, p: MfmaPlan) -> VReg:
     """AGPRs, or arch VGPRs with MIArchVgpr (gfx90a on)."""
     kind = "v" if ctx.geometry.mi_arch_vgpr else "a"
-    return VReg(kind, p.outputs * p.shape.d_regs, "MfmaAcc", align=ctx.arch.vgpr["tuple_alignment"])
+    return VReg(kind, p.parts * p.outputs * p.shape.d_regs, "MfmaAcc", align=ctx.arch.vgpr["tuple_alignment"])
 
 
-def output_acc(p: MfmaPlan, acc: VReg, t0: int, t1: int) -> VReg:
+def output_acc(p: MfmaPlan, acc: VReg, t0: int, t1: int, part: int = 0) -> VReg:
+    """The accumulators of output (t0, t1); complex types: of its real (``part`` 0) or imaginary part (1)."""
     d = p.shape.d_regs
-    return acc.slice(p.output(t0, t1) * d, d)
+    return acc.slice((part * p.outputs + p.output(t0, t1)) * d, d)
 
 
 def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
@@ -227,6 +235,9 @@ def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values
               widened: tuple[bool, bool] = (False, False)) -> Module:
     """One K-step: an MFMA per wave output, A's values of row t0 times B's of column t1 (an operand read one
     register per value, ``widened`` (A, B), is packed first)."""
+    if p.parts == 2:
+        from tensile_asm.writer.mfma_complex import complex_step
+        return complex_step(ctx, p, acc, values_a, values_b)
     s = p.shape
     wt0, wt1 = p.wave_tile
     m = Module(f"MFMA {s.opcode} x {wt0}x{wt1}")

@@ -54,7 +54,10 @@ def widened(g, dim: int) -> bool:
 
 
 def read_registers(g, p: MfmaPlan, dim: int) -> int:
-    """Registers the reads fill per wave output and operand: the MFMA's operand, or one register per value."""
+    """Registers the reads fill per wave output and operand: the MFMA's operand, or one register per value
+    (complex types: each value's real and imaginary parts, mfma_complex.py)."""
+    if g.complex:
+        return p.shape.values_per_lane * g.acc_regs
     return p.shape.values_per_lane if widened(g, dim) else p.shape.a_regs
 
 

@@ -70,19 +70,23 @@ def _values(ctx: KernelContext, p: MfmaPlan, acc: VReg, parts: list, copy: VReg)
     puts them in VGPRs: read from the AGPRs into ``copy`` just before the store, or the accumulators
     themselves with MIArchVgpr (then None)."""
     r = ctx.geometry.acc_regs
-    if acc.kind == "v":
+    if acc.kind == "v" and p.parts == 1:
         return [output_acc(p, acc, t0, t1).sub(i * r, r) for t0, t1, i in parts], None
+    # complex types: the real part from the first accumulator set, the imaginary part from the second, side
+    # by side in the copy (also with MIArchVgpr, whose accumulators hold the parts apart)
+    q = r // p.parts
+    op = "v_mov_b32" if acc.kind == "v" else "v_accvgpr_read_b32"
 
     def load():
         return Module("accumulators to VGPRs").add(
-            [ctx.inst("v_accvgpr_read_b32", copy[k * r + j], output_acc(p, acc, t0, t1)[i * r + j])
-             for k, (t0, t1, i) in enumerate(parts) for j in range(r)])
+            [ctx.inst(op, copy[k * r + part * q + j], output_acc(p, acc, t0, t1, part)[i * q + j])
+             for k, (t0, t1, i) in enumerate(parts) for part in range(p.parts) for j in range(q)])
     return [copy.slice(k * r, r) for k in range(len(parts))], load
 
 
 def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) -> tuple[Module, list]:
     g, s = ctx.geometry, p.shape
-    items = s.d_regs // g.acc_regs             # accumulator elements per output and lane
+    items = s.d_regs // g.part_regs            # accumulator elements per output and lane
     wt0, wt1 = p.wave_tile
     wg0, wg1 = p.wave_group
     wave_shift = ctx.arch.wavefront_size.bit_length() - 1
@@ -163,7 +167,7 @@ def _swapped_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: Mfm
     col0 + VWB*constant(item) + tile_offset(t1), so a column holds that element of each t0 (with
     VectorWidth > 1, VW consecutive rows)."""
     s = p.shape
-    items = s.d_regs // ctx.geometry.acc_regs
+    items = s.d_regs // ctx.geometry.part_regs
     wt0, wt1 = p.wave_tile
     rows = VReg("v", wt0, "StoreRowOffset")
     for t0 in range(wt0):
