@@ -8,7 +8,7 @@ PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU, LDS
 UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B, StoreRemapVectorWidth,
 SourceSwap, MIArchVgpr, WaveSeparateGlobalReadA/B, LocalSplitU, InnerUnroll), architectures with matrix
 cores, edge sizes (1, primes, non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
-with seed ``SEED``; ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
+with seed ``SEED`` (and ``INT8_CASES`` int8, ``COMPLEX_CASES`` each of C and Z with conjugates drawn); ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
 ``tensile-asm verify`` command.
 """
 
@@ -44,10 +44,13 @@ TYPES = {"SSS": [(32, 32, 2, 1), (16, 16, 4, 1)], "DDD": [(16, 16, 4, 1)],
          "HHH": [(32, 32, 8, 1), (16, 16, 16, 1)],
          "BBS": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 4, 1), (16, 16, 8, 1)], "BSS": [(32, 32, 8, 1), (16, 16, 8, 1)],
          # int8 (gfx908/gfx90a's x8/x16 shapes, gfx942's x16/x32): drawn by test_random_int8_mfma_kernels
-         "I8II": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 16, 1), (16, 16, 32, 1)]}
-MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16", "I8": "i8"}
-TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "I8": 1, "I": 4}
+         "I8II": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 16, 1), (16, 16, 32, 1)],
+         # complex (four real MFMAs per product, writer/mfma_complex.py): drawn by test_random_complex_mfma_kernels
+         "CCC": [(32, 32, 2, 1), (16, 16, 4, 1)], "ZZZ": [(16, 16, 4, 1)]}
+MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16", "I8": "i8", "C": "f32", "Z": "f64"}
+TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "I8": 1, "I": 4, "C": 8, "Z": 16}
 INT8_CASES = 5
+COMPLEX_CASES = 2     # of each of CCC and ZZZ
 
 
 def split_types(types: str) -> tuple[str, str, str]:
@@ -84,9 +87,9 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
     archs = []
     while not archs:
         m, n, k, b = rng.choice(TYPES[types])
-        out = "f64" if types == "DDD" else "i32" if in_t == "I8" else "f32"
+        out = "f64" if types in ("DDD", "ZZZ") else "i32" if in_t == "I8" else "f32"
         archs = [a for a in ARCHS if find_mfma(a, MNEMONIC[in_t], out, m, n, k, b)]
-    lds_bpe = 8 if types == "DDD" else 1 if in_t == "I8" else 4   # LDS holds int8 as bytes
+    lds_bpe = TYPE_BYTES[in_t] if in_t in ("D", "C", "Z") else 1 if in_t == "I8" else 4   # LDS holds int8 as bytes
     depths = []
     while not depths:   # wave grid and tile again until some DepthU fits
         wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
@@ -98,7 +101,8 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
         # LDS twice (PrefetchGlobalRead)
         depths = [d for d in (8, 16, 32, 64) if d % k == 0 and (d < 64 or in_t == "I8") and (mt0 * d) % threads == 0
                   and (mt1 * d) % threads == 0 and (mt0 + mt1) * d * lds_bpe * 2 <= 48 * 1024
-                  and (mt0 + mt1) * d // threads <= 24]   # few loads per thread: two sets of VGPRs with PGR 2
+                  and (mt0 + mt1) * d // threads * max(1, lds_bpe // 8) <= 24]   # few loads per thread: two sets
+                                                                                   # of VGPRs with PGR 2
     du = rng.choice(depths)
     if rng.random() < 0.5:   # the 9-value form
         mi = {"MatrixInstruction": [m, n, k, b, 1, wave_tile[0], wave_tile[1], wave_group[0], wave_group[1]]}
@@ -135,6 +139,8 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
     if in_t == "I8":   # the writer refuses int8 A/B contiguous along M/N (TLU) for now: A transposed, B not
         ta, tb = True, False
     prob = problem(types, ta, tb, rng.random() < 0.7, use_beta)
+    if in_t in ("C", "Z"):   # conjugated A and/or B (rocBLAS's AlikC logic; the writer builds all four)
+        prob.update(ComplexConjugateA=rng.random() < 0.5, ComplexConjugateB=rng.random() < 0.5)
     if in_t in ("H", "B", "I8"):  # 8/16-bit inputs: GlobalReadVectorWidth up to 16 bytes, where the loads split the tiles
         grvw = rng.choice((1, 2, 4, 8, 8) + ((16, 16) if in_t == "I8" else ()))
         if grvw > 1 and not (make(prob, {**params, "GlobalReadVectorWidth": grvw}).valid
@@ -178,7 +184,7 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
     vw = params["VectorWidth"] if params["VectorWidth"] > 0 else max(1, 4 // TYPE_BYTES[in_t])
     if "StoreRemapVectorWidth" not in params and wave_tile[0] % vw == 0 and rng.random() < 0.4:
         params["SourceSwap"] = True
-    acc_regs = wave_tile[0] * wave_tile[1] * m * n // 64 * (2 if types == "DDD" else 1)
+    acc_regs = wave_tile[0] * wave_tile[1] * m * n // 64 * {"DDD": 2, "CCC": 2, "ZZZ": 4}.get(types, 1)
     if case["arch"] != "gfx908" and acc_regs <= 64 and rng.random() < 0.3:   # room left for the loop's VGPRs
         params["MIArchVgpr"] = True
     # WaveSeparateGlobalReadA/B (each wave loads its own block of the tile), where the tile splits among the waves
@@ -249,11 +255,18 @@ def test_random_int8_mfma_kernels_match_reference(index):
     check(cases(INT8_CASES, SEED + 2, 80, "I8II")[index])
 
 
+@pytest.mark.parametrize("index", range(2 * COMPLEX_CASES))
+def test_random_complex_mfma_kernels_match_reference(index):
+    """C and Z (complex fp32/fp64, either operand conjugated): four real MFMAs per product."""
+    check((cases(COMPLEX_CASES, SEED + 4, 80, "CCC") + cases(COMPLEX_CASES, SEED + 6, 80, "ZZZ"))[index])
+
+
 def test_random_mfma_kernels_slow(request):
     if not request.config.getoption("--slow"):
         pytest.skip("the --slow run")
     failures = []
-    for case in cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II"):
+    for case in cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II") + \
+            cases(SLOW_CASES // 8, SEED + 5, 160, "CCC") + cases(SLOW_CASES // 8, SEED + 7, 160, "ZZZ"):
         try:
             check(case)
         except AssertionError as e:
