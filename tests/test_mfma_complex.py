@@ -3,7 +3,8 @@ run on the strict emulator against the complex128 reference, D poisoned and C al
 
 Together the kernels cover the four transposes, the four conjugate variants (rocBLAS's AlikC logic conjugates
 A), strided and pointer-array (_GB) batches, beta 0 and not, complex alpha and beta, SourceSwap, MIArchVgpr,
-StoreRemapVectorWidth, TransposeLDS and PrefetchGlobalRead 2, on gfx908, gfx90a and gfx942. The randomized
+StoreRemapVectorWidth, TransposeLDS, PrefetchGlobalRead 2 and GlobalSplitU MultipleBuffer (complex partial
+sums reduced by the post-GSU kernel), on gfx908, gfx90a and gfx942. The randomized
 complex draws are in test_mfma_kernels.py."""
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ KERNELS = [  # (type, arch, TransposeA, TransposeB, ConjugateA, ConjugateB, poin
      {"MatrixInstruction": [32, 32, 2, 1, 1, 1, 1, 2, 2], "StoreRemapVectorWidth": 2}),
     ("c", "gfx90a", True, False, True, False, True,
      {"MatrixInstruction": [16, 16, 4, 1, 1, 2, 1, 2, 2], "SourceSwap": True, "MIArchVgpr": True, "TransposeLDS": 1}),
-    ("z", "gfx942", False, True, False, True, False, {"MatrixInstruction": [16, 16, 4, 1, 1, 1, 2, 2, 2]}),
+    ("z", "gfx942", False, True, False, True, False, {"MatrixInstruction": [16, 16, 4, 1, 1, 1, 2, 2, 2],
+                                                      "GlobalSplitU": 3, "GlobalSplitUAlgorithm": "MultipleBuffer"}),
     ("z", "gfx90a", True, True, True, True, True,
      {"MatrixInstruction": [16, 16, 4, 1, 1, 2, 1, 1, 4], "SourceSwap": True, "PrefetchGlobalRead": 2}),
 ]
@@ -90,9 +92,14 @@ def test_complex_mfma_kernels_match_reference(case):
     assert not compare(inst, d, 1 + 1j, 0.5j).passed
 
 
-def test_complex_mfma_refusals_name_the_shape():
-    """Z with the 4x4x4f64 MFMA (several blocks) is refused, naming the shape, as for D."""
-    sol = _solution("z", False, False, False, False, False, {"MatrixInstruction": [4, 4, 4, 4, 1, 1, 1, 4, 1],
-                                                             "DepthU": 16})
+@pytest.mark.parametrize("extra,why", [
+    ({"MatrixInstruction": [4, 4, 4, 4, 1, 1, 1, 4, 1], "DepthU": 16}, "4x4x4f64"),
+    ({"MatrixInstruction": [16, 16, 4, 1, 1, 1, 1, 2, 2], "GlobalSplitU": 2, "GlobalSplitUAlgorithm": "SingleBuffer"},
+     "GlobalSplitU=2 SingleBuffer with complex types (Z)"),
+])
+def test_complex_mfma_refusals_name_the_feature(extra, why):
+    """Z with the 4x4x4f64 MFMA (several blocks) is refused, naming the shape, as for D; GlobalSplitU SingleBuffer
+    (atomic adds of the parts) names the algorithm to use instead."""
+    sol = _solution("z", False, False, False, False, False, extra)
     reason = supports(sol, load_arch("gfx90a"))
-    assert reason is not None and "4x4x4f64" in reason, reason
+    assert reason is not None and why in reason, reason

@@ -18,7 +18,6 @@ from tensile_asm.errors import UserError
 from tensile_asm.runtime.base import EMULATED, MODELLED, GemmRun, GemmSize, GemmTiming, Runtime, TimingProtocol, code_paths
 
 # numpy storage of the workspace's accumulator, by its bytes
-_ACCUMULATOR = {4: np.float32, 8: np.float64}
 
 # Pointer-array launches: each matrix's batches start this many 16-byte units into their own buffers
 # (OffsetD/C/A/B = units * 16 / bytes per element), so a kernel that ignores an offset reads filler
@@ -161,7 +160,8 @@ class EmulatedRuntime(Runtime):
         """Every launch of the contract, in order, with ``buffers`` as the addresses; the GEMM's stats."""
         ws = contract.workspace(inst.m, inst.n, inst.batch)
         if ws is not None:      # poisoned: every element the post-GSU kernel reads must have been written
-            buffers["WS"] = np.full(ws.elements, np.nan, dtype=_ACCUMULATOR[ws.element_bytes])
+            # fp32 NaNs: poison for every accumulator (fp64, complex parts) until the GEMM writes it
+            buffers["WS"] = np.full(ws.elements * ws.element_bytes // 4, np.nan, dtype=np.float32)
         # one code object, or {kernel: code object} (a library's helper kernels live in Kernels.so-000-<gfx>.hsaco)
         paths = dict(co_path) if isinstance(co_path, Mapping) else {}
 

@@ -173,9 +173,9 @@ def supports(solution, arch: Arch) -> str | None:
         return f"Int8x4 (4xi8II) needs v_dot4_i32_i8, which {arch.name} does not have"
     if g.integer and g.global_split_u > 1 and g.gsu_multiple_buffer:
         return "GlobalSplitU MultipleBuffer with int32 C/D (4xi8II, I8II) is not implemented; use SingleBuffer"
-    if g.complex and g.global_split_u > 1:
-        return (f"GlobalSplitU={g.global_split_u} with complex types ({g.data_type}) is not implemented (its "
-                f"beta-only/post-GSU helper kernels and atomic adds are real-valued)")
+    if g.complex and g.global_split_u > 1 and not g.gsu_multiple_buffer:
+        return (f"GlobalSplitU={g.global_split_u} SingleBuffer with complex types ({g.data_type}) is not implemented "
+                f"(its beta-only kernel and atomic adds are real-valued); use GlobalSplitUAlgorithm MultipleBuffer")
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
     if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I"), ("D", "D"), ("H", "H")):
         return (f"GlobalSplitU={g.global_split_u} SingleBuffer with C/D {g.dest_type} and compute type "

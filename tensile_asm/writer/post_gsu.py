@@ -22,7 +22,7 @@ from tensile_asm.writer.beta_only import finish
 from tensile_asm.writer.context import Geometry, KernelContext
 from tensile_asm.writer.elementwise import BUFFER_OOB
 from tensile_asm.writer.mac import fma
-from tensile_asm.writer.store import LOAD_OUT, STORE_OUT, load_scalars, narrow, scale, widen_c
+from tensile_asm.writer.store import LOAD_OUT, STORE_OUT, add_beta_c, load_scalars, narrow, scale, widen_c
 
 
 def write_post_gsu(arch: Arch, gemm: Geometry):
@@ -66,16 +66,25 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
           ctx.inst("v_cmp_eq_u32", VCC, d_off, oob),
           ctx.inst("v_cndmask_b32", ws_off, ws_off, oob, VCC))
     load = LOAD_OUT[acc_bpe]
+    pr = g.part_regs        # complex: the real and the imaginary parts add apart
+    add = "v_add_f64" if pr > 1 else "v_add_f32"
     m.add(ctx.inst(load, total, ws_off, srd_ws, 0, mods=["offen"]))
     for s in range(1, gemm.global_split_u):
         m.add(ctx.inst("v_add_u32", ws_off, slice_bytes, ws_off),
               ctx.inst(load, part, ws_off, srd_ws, 0, mods=["offen"]),
-              ctx.inst("v_add_f64" if r > 1 else "v_add_f32", total, total, part))
+              *(ctx.inst(add, total.slice(q, pr), total.slice(q, pr), part.slice(q, pr)) for q in range(0, r, pr)))
     scalars_mod, scalars = load_scalars(ctx, regs)
     beta_zero, done = ctx.label("BetaZero"), ctx.label("Done")
     beta_bits, beta = ctx.sgpr("BetaMagnitude"), arg("Beta")
     m.add(scalars_mod, scale(ctx, total, scalars.alpha))
-    if g.compute_type == "D":
+    if g.complex:   # beta is 0 when both parts are (either sign)
+        bits = ctx.sgpr("BetaPartMagnitude")
+        m.add(ctx.inst("s_mov_b32", beta_bits, 0))
+        for q in range(2):
+            m.add(ctx.inst("s_and_b32", bits, beta[q * pr + pr - 1], 0x7FFFFFFF),
+                  ctx.inst("s_or_b32", beta_bits, beta_bits, bits),
+                  ctx.inst("s_or_b32", beta_bits, beta_bits, beta[q * pr]) if pr > 1 else None)
+    elif g.compute_type == "D":
         m.add(ctx.inst("s_and_b32", beta_bits, beta[1], 0x7FFFFFFF), ctx.inst("s_or_b32", beta_bits, beta_bits, beta[0]))
     else:
         m.add(ctx.inst("s_and_b32", beta_bits, beta[0], 0x7FFF if g.compute_type == "H" else 0x7FFFFFFF))
@@ -84,7 +93,7 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
           srd_c_mod,
           ctx.inst(LOAD_OUT[g.out_bpe], c_val, c_off, srd_c, 0, mods=["offen"]),
           widen_c(ctx, c_val),
-          fma(ctx, total, scalars.beta, c_val),
+          add_beta_c(ctx, total, scalars.beta, c_val) if g.complex else fma(ctx, total, scalars.beta, c_val),
           LabelDef(beta_zero.name))
     narrowing, out = narrow(ctx, total)
     m.add(narrowing, ctx.inst(STORE_OUT[g.out_bpe], out, d_off, srd_d, 0, mods=["offen"]), ctx.inst("s_endpgm"))
