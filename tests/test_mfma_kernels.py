@@ -179,6 +179,8 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
     if remaps and not mt0 & (mt0 - 1) and (gsu == 1 or params["GlobalSplitUAlgorithm"] == "MultipleBuffer") \
             and rng.random() < 0.4:
         params["StoreRemapVectorWidth"] = rng.choice(remaps)
+        if not make(case["problem"], params).valid:   # its LDS (16-byte complex elements) past 64 KiB
+            del params["StoreRemapVectorWidth"]
     # SourceSwap (not with StoreRemapVectorWidth; VectorWidth must divide MIWaveTile[0]); MIArchVgpr from gfx90a on,
     # where the accumulators leave the loop its VGPRs
     vw = params["VectorWidth"] if params["VectorWidth"] > 0 else max(1, 4 // TYPE_BYTES[in_t])
