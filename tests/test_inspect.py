@@ -367,3 +367,31 @@ def test_tensile_style_agprs_counted_from_the_descriptor(tmp_path):
     src.write_text(text)
     (r,) = inspect_file(src, emulate=False)
     assert (r.resources.vgpr, r.resources.agpr) == (8, 8) and r.resources.used_agpr == 4
+
+
+@pytest.mark.parametrize("order,period", [
+    # an MFMA (32x32x2: 16 passes, 64 clocks) with 15 others after it: all issue in its run
+    (["m"] + ["v"] * 15 + ["m"] + ["v"] * 15, 128),
+    # the same instructions clustered: the second MFMA waits for the pipe, the 30 others do not overlap
+    (["m", "m"] + ["v"] * 30, 4 + 64 + 30 * 4),
+])
+def test_overlap_model_follows_the_order(tmp_path, order, period):
+    lines = ["v_mfma_f32_32x32x2f32 a[0:15], v1, v2, a[0:15]" if o == "m" else "v_mov_b32 v3, v4" for o in order]
+    body = "  s_mov_b32 s2, 4\n.Lloop:\n" + "".join(f"  {t}\n" for t in lines) + \
+           "  s_sub_u32 s2, s2, 1\n  s_cmp_eq_u32 s2, 0\n  s_cbranch_scc0 .Lloop\n  s_endpgm\n"
+    src = tmp_path / "mfma.s"
+    src.write_text(handwritten(body).replace(".amdhsa_next_free_vgpr 8", ".amdhsa_next_free_vgpr 32"))
+    (r,) = inspect_file(src, emulate=False)
+    extra = 3 * 4                                                       # s_sub, s_cmp, the branch
+    assert r.overlap.mfma_clocks == 128
+    assert r.overlap.period == period + extra
+    loop = r.as_dict()["loop"]
+    assert loop["overlap"]["mfma_busy"] == pytest.approx(128 / r.overlap.period)
+    assert loop["static_efficiency"] == pytest.approx(128 / (128 + 4 * (len(order) - 2) + extra))   # either order
+
+
+def test_no_overlap_section_without_mfma(tmp_path):
+    src = tmp_path / "hand.s"
+    src.write_text(handwritten(lds_loop(2)))
+    (r,) = inspect_file(src, emulate=False)
+    assert r.overlap is None and "overlap" not in r.as_dict()["loop"]

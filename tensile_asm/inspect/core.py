@@ -11,7 +11,7 @@ from pathlib import Path
 from tensile_asm.codeobject import CodeObject, disassemble, read_code_object
 from tensile_asm.errors import EmulationError, UserError
 from tensile_asm.inspect.bank_conflicts import BankReport, LaunchSpec, replay
-from tensile_asm.inspect.issue_model import IssueSummary, summarize
+from tensile_asm.inspect.issue_model import IssueSummary, OverlapSummary, overlap, summarize
 from tensile_asm.inspect.loop import Loop, main_loop
 from tensile_asm.inspect.resources import Resources, kernel_resources
 from tensile_asm.isa.arch import Arch, load_arch
@@ -32,6 +32,7 @@ class KernelReport:
     loop_reason: str
     banks: BankReport | None
     banks_reason: str
+    overlap: OverlapSummary | None = None
 
     def as_dict(self) -> dict:
         d = {"file": str(self.path), "arch": self.arch.name, "kernel": self.name}
@@ -47,6 +48,13 @@ class KernelReport:
                 "static_efficiency": round(s.static_efficiency, 6), "count_ratio": round(s.count_ratio, 6),
                 "model": f"modelled: issue_cycles of isa/{self.arch.name}.yaml, one pass through the loop body",
             }
+            if self.overlap is not None:
+                o = self.overlap
+                d["loop"]["overlap"] = {
+                    "period_cycles": o.period, "mfma_cycles": o.mfma_clocks, "mfma_busy": round(o.mfma_busy, 6),
+                    "model": "modelled: in-order issue, each MFMA runs in the matrix pipe while later instructions "
+                             "issue; no memory latency; steady state of the loop body",
+                }
         d["bank_conflicts"] = None if self.banks is None else self.banks.as_dict()
         if self.banks is None:
             d["bank_conflicts_reason"] = self.banks_reason
@@ -84,7 +92,8 @@ def inspect_kernel(co: CodeObject, arch: Arch, name: str, functions: dict, emula
     else:
         issue = summarize(loop.instructions, arch)
         banks, banks_reason = _banks(co, arch, name, loop, emulate, launch)
-    return KernelReport(path or co.path, arch, name, res, loop, issue, loop_reason, banks, banks_reason)
+    ov = overlap(loop.instructions, arch) if issue is not None and issue.mix.get("mfma") else None
+    return KernelReport(path or co.path, arch, name, res, loop, issue, loop_reason, banks, banks_reason, ov)
 
 
 def _banks(co, arch, name, loop, emulate, launch):

@@ -145,3 +145,44 @@ def summarize(instructions: list, arch: Arch) -> IssueSummary:
     s.mix = dict(sorted(s.mix.items(), key=lambda kv: (-kv[1], order[kv[0]])))
     s.clocks = {c: s.clocks[c] for c in s.mix}
     return s
+
+
+@dataclass
+class OverlapSummary:
+    """The overlap model's answer for one loop body: modelled clocks of one pass in steady state and the
+    clocks the matrix pipe is busy in it."""
+
+    period: int
+    mfma_clocks: int
+
+    @property
+    def mfma_busy(self) -> float:
+        return self.mfma_clocks / self.period if self.period else 0.0
+
+
+def overlap(instructions: list, arch: Arch, passes: int = 3) -> OverlapSummary:
+    """The order-aware companion of ``summarize`` (modelled, not measured): one wave issues the body in
+    order, every instruction taking its ``issue_cycles`` clocks of issue; an MFMA takes one issue slot
+    (``mfma_pass`` clocks) and then runs in the matrix pipe for passes x mfma_pass clocks, so the
+    instructions issued after it overlap its run, and the next MFMA waits until the pipe is free. Memory
+    latency and register dependencies are not modelled (the s_nop and s_waitcnt in the code are, as issue
+    clocks). The body is run ``passes`` times; the period is the last pass's clocks (steady state)."""
+    table = IssueTable.of(arch)
+    t = pipe_free = 0
+    mfma = 0
+    marks = []
+    for _ in range(passes):
+        for ins in instructions:
+            cls = classify(ins)
+            if cls == "mfma":
+                start = max(t, pipe_free)
+                run = table.clocks(ins, cls)
+                pipe_free = start + run
+                t = start + table.mfma_pass
+                if not marks:
+                    mfma += run
+            else:
+                t += table.clocks(ins, cls)
+        marks.append(t)
+    period = marks[-1] - marks[-2] if passes > 1 else marks[-1]
+    return OverlapSummary(period, mfma)

@@ -44,6 +44,10 @@ def render_text(r: KernelReport, conflicts_listed: int = 8) -> str:
                      f"{s.total_clocks} (modelled: issue_cycles of isa/{r.arch.name}.yaml)")
         lines.append(f"  count ratio       {_pct(s.count_ratio)} = FMA instructions {s.fma_instructions} / "
                      f"{s.instructions} (the Tensile paper's estimate)")
+        if r.overlap is not None:
+            o = r.overlap
+            lines.append(f"  MFMA busy         {_pct(o.mfma_busy)} = MFMA pipe cycles {o.mfma_clocks} / {o.period} per "
+                         f"pass (modelled: in-order issue, later instructions overlap a running MFMA)")
     b = r.banks
     if b is None:
         lines.append(f"LDS banks    {r.banks_reason}")
