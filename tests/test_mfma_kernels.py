@@ -89,7 +89,7 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
         m, n, k, b = rng.choice(TYPES[types])
         out = "f64" if types in ("DDD", "ZZZ") else "i32" if in_t == "I8" else "f32"
         archs = [a for a in ARCHS if find_mfma(a, MNEMONIC[in_t], out, m, n, k, b)]
-    lds_bpe = TYPE_BYTES[in_t] if in_t in ("D", "C", "Z") else 1 if in_t == "I8" else 4   # LDS holds int8 as bytes
+    lds_bpe = TYPE_BYTES[in_t]   # LDS holds A/B at their own size (int8 as bytes, fp16/bf16 as halves)
     depths = []
     while not depths:   # wave grid and tile again until some DepthU fits
         wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
@@ -131,8 +131,8 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
     params.update(TransposeLDS=rng.choice((0, 0, 1)), UnrollMajorLDSA=rng.random() < 0.2,
                   UnrollMajorLDSB=rng.random() < 0.2)
     for tc in "AB":
-        # (int8 LDS rows stay dword aligned: lds_bpe 1 pads in fours)
-        params["LdsPad" + tc] = rng.choice((0, 0, 1, 2, 4, 8)) * (4 if lds_bpe == 1 else 1)
+        # (8- and 16-bit LDS rows stay dword aligned: lds_bpe 1 pads in fours, 2 in twos)
+        params["LdsPad" + tc] = rng.choice((0, 0, 1, 2, 4, 8)) * max(1, 4 // lds_bpe)
         params["LdsBlockSizePerPad" + tc] = rng.choice((0, 0, 128, 256))
     use_beta = rng.random() < 0.85
     ta, tb = rng.random() < 0.5, rng.random() < 0.5
@@ -359,8 +359,9 @@ def test_lds_layouts_edges(arch, types, ta, tb, params):
     lay = [sol.derived.lds_a, sol.derived.lds_b]
     assert any(t.unroll_major and t.block_padded for t in lay), lay
     co, contract, kernel = built(arch, problem(types, ta, tb), params)
-    if types == "HHS":   # V = 4 fp16 values per lane, widened to fp32: one ds_read_b128 per output and step
-        assert "ds_read_b128" in kernel.text()
+    if types == "HHS":   # V = 4 fp16 values per lane, 16-bit in LDS: one ds_read_b64 per output and step
+        assert "ds_read_b64" in kernel.text() and "ds_read_b128" not in kernel.text()
+        assert kernel.resources.lds_bytes == sol.derived_keys["LdsNumElements"] * 2
     results = verify_sizes(co, contract, EDGE_SIZES, -1.5, 0.75, 7, EmulatedRuntime())
     assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
 

@@ -29,11 +29,11 @@ class Geometry:
     wg0 x wg1 threads (Tensile's SubGroup) each own a ThreadTile of C; LocalSplitU such groups split
     the unrolled loop's K and reduce through LDS at the end.
 
-    The one thing decided here is the LDS element: 16-bit inputs are widened to fp32 on their way into
-    LDS (and accumulate in fp32), so LDS holds 4-byte elements (8 for fp64) where Tensile's keys count
-    A/B elements; the derivation's LDS tiles are placed at that size (``lds``). Int8 (I8, MFMA only) stays
-    a byte in LDS, as in Tensile's kernels (widened it would need four times the LDS): the MFMA reads its
-    operand from LDS as it is (mfma_local_read.py).
+    The one thing decided here is the LDS element: for VALU kernels 16-bit inputs are widened to fp32 on
+    their way into LDS (and accumulate in fp32), so LDS holds 4-byte elements (8 for fp64) where Tensile's
+    keys count A/B elements; the derivation's LDS tiles are placed at that size (``lds``). With MFMA, 8- and
+    16-bit inputs (I8, H, B) stay their own size in LDS, as in Tensile's kernels (widened they would need
+    two or four times Tensile's LDS): the MFMA reads its operands from LDS as they are (mfma_local_read.py).
     """
 
     problem_type: ProblemType
@@ -165,8 +165,10 @@ class Geometry:
 
     @property
     def narrow_lds(self) -> bool:
-        """A/B keep their own (8-bit) size in LDS: Int8 (I8) with MFMA."""
-        return self.data_type == "I8"
+        """A/B keep their own size in LDS, as in Tensile's kernels (whose LdsNumElements count A/B elements):
+        8- and 16-bit inputs (I8, H, B) with MFMA, which read them from LDS as they are. The VALU writer
+        widens 16-bit inputs to fp32 on their way into LDS."""
+        return self.is_mfma and self.in_bpe < 4
 
     @property
     def writes_workspace(self) -> bool:

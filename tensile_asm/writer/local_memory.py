@@ -35,14 +35,16 @@ def _chunks(regs: int):
 _WRITE_BYTES = {1: "ds_write_b8", 2: "ds_write_b16"}
 
 
-def _byte_writes(ctx: KernelContext, op: OperandTile, addr, data, base: int, apart) -> Module:
-    """8-bit elements (LDS holds I8 as bytes): a vector contiguous in LDS as one write of its bytes, else
-    byte j of the vector (bits (j % 4)*8 of register j / 4) alone at its row's offset, shifted down first
-    (ds_write_b8 writes the low byte)."""
+def _narrow_writes(ctx: KernelContext, op: OperandTile, addr, data, base: int, apart) -> Module:
+    """8- and 16-bit elements (LDS holds I8, H and B at their own size with MFMA): a vector contiguous in LDS
+    as one write of its bytes, else element j of the vector (bits (j % per)*8*bpe of register j / per, per
+    elements a register) alone at its row's offset, shifted down first (ds_write_b8/b16 write the low bits)."""
     g = ctx.geometry
-    m = Module(f"local write {op.name}: bytes")
+    bpe = g.lds_bpe
+    per = 4 // bpe
+    m = Module(f"local write {op.name}: {8 * bpe}-bit elements")
     if apart is None:
-        nbytes = op.glvw * g.lds_bpe
+        nbytes = op.glvw * bpe
         if nbytes < 4:
             return m.add(ctx.inst(_WRITE_BYTES[nbytes], addr, data[0], mods=[("offset", base)] if base else ()))
         for first, n in _chunks(nbytes // 4):
@@ -50,13 +52,13 @@ def _byte_writes(ctx: KernelContext, op: OperandTile, addr, data, base: int, apa
             m.add(ctx.inst(_WRITE[n], addr, data.slice(first, n), mods=[("offset", off)] if off else ()))
         return m
     for j in range(op.glvw):
-        off = base + apart[j] * g.lds_bpe
-        src = data[j // 4]
-        if j % 4:
-            shifted = ctx.vgpr(f"LocalWriteByte{op.name}{j % 4}")
-            m.add(ctx.inst("v_lshrrev_b32", shifted, (j % 4) * 8, src))
+        off = base + apart[j] * bpe
+        src = data[j // per]
+        if j % per:
+            shifted = ctx.vgpr(f"LocalWritePiece{op.name}{j % per}")
+            m.add(ctx.inst("v_lshrrev_b32", shifted, (j % per) * 8 * bpe, src))
             src = shifted
-        m.add(ctx.inst("ds_write_b8", addr, src, mods=[("offset", off)] if off else ()))
+        m.add(ctx.inst(_WRITE_BYTES[bpe], addr, src, mods=[("offset", off)] if off else ()))
     return m
 
 
@@ -71,7 +73,7 @@ def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module
     for addr, data, mask in zip(op.lds_addresses, op.lds_data, op.write_masks):
         writes = Module("writes")
         if g.lds_bpe < 4:
-            writes.add(_byte_writes(ctx, op, addr, data, base, apart))
+            writes.add(_narrow_writes(ctx, op, addr, data, base, apart))
         elif apart is None:
             for first, n in _chunks(op.glvw * r):
                 off = base + first * 4

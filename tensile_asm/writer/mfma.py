@@ -147,9 +147,10 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
 
 
 def _narrow_alignment_reason(g: Geometry, p: MfmaPlan) -> str | None:
-    """8-bit LDS elements (I8): the wide accesses (the V bytes of an unroll-major read, a vector written along
-    the LDS row) must stay dword aligned (2-byte ones halfword aligned), so the row stride and block pads must
-    be multiples of that; every access starts at a multiple of its width along the row."""
+    """8- and 16-bit LDS elements (I8, H, B with MFMA): the wide accesses (the V values of an unroll-major
+    read, a vector written along the LDS row) must stay dword aligned (2-byte ones halfword aligned), so the
+    row stride and block pads must be multiples of that; every access starts at a multiple of its width along
+    the row."""
     if not g.narrow_lds:
         return None
     for dim, op in enumerate("AB"):
@@ -161,7 +162,7 @@ def _narrow_alignment_reason(g: Geometry, p: MfmaPlan) -> str | None:
         stride = (lay.stride_tile if lay.unroll_major else lay.stride_k) * g.lds_bpe
         pad = lay.pad * g.lds_bpe if lay.block_padded else 0
         if stride % align or pad % align:
-            return (f"LdsPad{op} {lay.pad} with 8-bit LDS elements: LDS rows of {stride} bytes (block pads of "
+            return (f"LdsPad{op} {lay.pad} with {8 * g.lds_bpe}-bit LDS elements: LDS rows of {stride} bytes (block pads of "
                     f"{pad}) misalign its {align}-byte LDS accesses; use a pad that is a multiple of {align}")
     return None
 
@@ -196,16 +197,20 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
 
 
 def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: str) -> tuple[Module, VReg]:
-    """The MFMA operands of narrow inputs from the 32-bit values read from LDS (one register per value, each
-    exactly an input value), packed low part first: fp16 two per register by a conversion (exact), bf16 two
-    per register as the upper halves of the fp32 values (v_perm_b32), int8 four per register from the
+    """The MFMA operands of narrow inputs from the values read from LDS one register per value, packed low
+    part first: fp16/bf16 read as 16-bit values (ds_read_u16, zero-extended) two per register
+    (v_lshl_or_b32); widened ones (fp32 in LDS) fp16 two per register by a conversion (exact), bf16 two
+    per register as the upper halves of the fp32 values (v_perm_b32); int8 four per register from the
     bytes read one by one from a K-major tile (ds_read_u8: two v_perm_b32 place bytes 0,1 and 2,3, the
     others zero, an OR joins them)."""
     s = p.shape
     packed = VReg("v", tiles * s.a_regs, name, align=ctx.arch.vgpr["tuple_alignment"] if s.a_regs > 1 else 1)
     m = Module(f"pack {name}")
     per_reg = s.values_per_lane // s.a_regs
-    if s.in_type == "bf16":
+    halves = s.in_type in ("f16", "bf16") and ctx.geometry.narrow_lds   # raw 16-bit values, zero-extended
+    if halves:
+        pass
+    elif s.in_type == "bf16":
         select = ctx.sgpr("Bf16PackSelect")
         m.add(ctx.inst("s_mov_b32", select, 0x07060302, comment="bytes 2,3 of each source: the bf16 halves"))
     elif s.in_type == "i8":
@@ -220,7 +225,9 @@ def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: 
             first = t * s.values_per_lane + r * per_reg
             v = [wide[first + j] for j in range(per_reg)]
             dst = packed[t * s.a_regs + r]
-            if s.in_type == "f16":
+            if halves:
+                m.add(ctx.inst("v_lshl_or_b32", dst, v[1], 16, v[0], comment="two halves, low K first"))
+            elif s.in_type == "f16":
                 m.add(ctx.inst("v_cvt_pkrtz_f16_f32", dst, v[0], v[1]))
             elif s.in_type == "bf16":
                 m.add(ctx.inst("v_perm_b32", dst, v[1], v[0], select))

@@ -15,12 +15,12 @@ UnrollMajorLDS) they are neighbours, read by one wide ds_read (Tensile's LocalRe
 LocalReadVectorWidth than V changes which K values a lane holds in which step, not the sum, and is read V
 at a time here).
 
-16-bit inputs sit in LDS widened to fp32 (the writer's LDS element, context.Geometry): their V values are
-read as fp32 registers and packed two per register just before the MFMA (mfma.mfma_step), exactly,
-since each was an fp16/bf16 value. Int8 (I8) stays a byte in LDS: in an unroll-major tile a lane's V
-values are V neighbouring bytes, read by one ds_read_b32/b64 straight into the MFMA operand, lowest K value
-in the lowest byte as the MFMA takes them; in a K-major tile they are V bytes a row apart, each read
-zero-extended into a register of its own (ds_read_u8) and packed four per register before the MFMA.
+8- and 16-bit inputs (I8, H, B) stay their own size in LDS (context.Geometry.narrow_lds), as in Tensile's
+kernels: in an unroll-major tile a lane's V values are V neighbouring elements, read by one
+ds_read_b32/b64/b128 straight into the MFMA operand, lowest K value in the lowest bits as the MFMA takes
+them; in a K-major tile they are V elements a row apart, each read zero-extended into a register of its own
+(ds_read_u8 / ds_read_u16) and packed four (bytes) or two (halves) per register before the MFMA
+(mfma.pack_operand).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from tensile_asm.writer.mfma import MfmaPlan
 from tensile_asm.writer.prologue import EntryRegisters
 
 _READ = {1: "ds_read_b32", 2: "ds_read_b64", 3: "ds_read_b96", 4: "ds_read_b128"}
+_READ_NARROW = {1: "ds_read_u8", 2: "ds_read_u16"}   # one value, zero-extended into a register
 
 
 @dataclass
@@ -46,8 +47,9 @@ class MfmaReadState:
 
 
 def widened(g, dim: int) -> bool:
-    """Values read one register per value and packed before the MFMA: 16-bit inputs (fp32 in LDS), int8
-    ones in a K-major tile (one byte each)."""
+    """Values read one register per value and packed before the MFMA: 16-bit inputs widened to fp32 in LDS
+    (no MFMA kernel has them now: ``Geometry.narrow_lds``), 8- and 16-bit ones in a K-major tile (one value
+    each)."""
     if g.narrow_lds:
         return not g.lds_tile(_operand(dim)).unroll_major
     return g.in_bpe < 4
@@ -166,13 +168,13 @@ def local_reads(ctx: KernelContext, p: MfmaPlan, state: MfmaReadState, step: int
                               (1, state.values_b[regset], state.address_b)):
         lay = g.lds_tile(_operand(dim))
         per_tile = read_registers(g, p, dim)
-        if g.narrow_lds:    # bytes: one ds_read_u8 per value (K-major), or the V bytes at once
+        if g.narrow_lds:    # one ds_read_u8/u16 per value (K-major), or the V values at once
             nbytes = read_values(g, p, dim) * bpe
             for t, v, t_off, k_off in reads(g, p, dim, step):
                 off = base + offset(lay, t_off, k_off) * bpe
                 mods = [("offset", off)] if off else ()
                 if nbytes < 4:
-                    m.add(ctx.inst("ds_read_u8", values[t * per_tile + v], addr, mods=mods))
+                    m.add(ctx.inst(_READ_NARROW[nbytes], values[t * per_tile + v], addr, mods=mods))
                 else:
                     m.add(ctx.inst(_READ[nbytes // 4], values.slice(t * per_tile, nbytes // 4), addr, mods=mods))
             continue
