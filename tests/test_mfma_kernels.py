@@ -362,6 +362,7 @@ def test_lds_layouts_edges(arch, types, ta, tb, params):
     if types == "HHS":   # V = 4 fp16 values per lane, 16-bit in LDS: one ds_read_b64 per output and step
         assert "ds_read_b64" in kernel.text() and "ds_read_b128" not in kernel.text()
         assert kernel.resources.lds_bytes == sol.derived_keys["LdsNumElements"] * 2
+        assert GemmKernelContract.from_solution(sol, "k").lds_bytes == kernel.resources.lds_bytes
     results = verify_sizes(co, contract, EDGE_SIZES, -1.5, 0.75, 7, EmulatedRuntime())
     assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
 

@@ -25,6 +25,7 @@ from tensile_asm.gemm.arguments import (Argument, argument_layout, argument_valu
                                         persistent_values, stagger_u_iterations)
 from tensile_asm.gemm.helpers import Workspace
 from tensile_asm.problem import HYBRID_TYPES, ProblemType, data_type
+from tensile_asm.solution.layout import writer_lds_element_bytes
 
 SINGLE_BUFFER, MULTIPLE_BUFFER = "SingleBuffer", "MultipleBuffer"
 # sizeMapping.globalAccumulation as Tensile's Contractions.SizeMapping writes it (3, PartialsBuffer, is not ours)
@@ -98,8 +99,9 @@ class GemmKernelContract:
     def from_solution(cls, solution, name: str) -> "GemmKernelContract":
         d, pt = solution.derived, solution.problem_type
         algorithm = MULTIPLE_BUFFER if d.global_accumulation == MULTIPLE_BUFFER else SINGLE_BUFFER
-        # LDS holds accumulator-size elements (16-bit inputs are widened to fp32 on their way in)
-        lds = d.lds.layout(accumulator_bytes(pt.data_type.char)).bytes
+        # LDS holds A/B-size elements with MFMA, else accumulator-size ones (VALU widens 16-bit inputs to fp32)
+        lds = d.lds.layout(writer_lds_element_bytes(pt.data_type.bytes, accumulator_bytes(pt.data_type.char),
+                                                    d.is_mfma)).bytes
         return cls(name=name, transpose_a=pt.transpose_a, transpose_b=pt.transpose_b, batched=pt.batched,
                    use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
                    compute_type=pt.compute_type.char, macro_tile=(d.mt0, d.mt1), threads=d.num_threads,

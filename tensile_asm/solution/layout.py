@@ -6,7 +6,8 @@ fields of ``Derived``) and raising ``Reject`` with the one reason a solution is 
 
 The LDS layout is kept as what LDS holds (``LdsTiles``, in elements) and placed for an element size by
 ``LdsTiles.layout``: at the A/B type's size it gives Tensile's LdsOffset*/LdsNumElements* keys; a writer
-that keeps LDS elements wider than A/B's (ours widens 16-bit inputs to fp32) places it at its own size.
+that keeps LDS elements wider than A/B's (our VALU writer widens 16-bit inputs to fp32) places it at its own
+size (``writer_lds_element_bytes``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ def ceil_div(a: int, b: int) -> int:
 
 def next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
+
+
+def writer_lds_element_bytes(in_bytes: int, accumulator_bytes: int, mfma: bool) -> int:
+    """Bytes of one LDS element in our kernels: with MFMA, 8- and 16-bit A/B stay their own size (as in
+    Tensile's kernels, so the LDS is Tensile's LdsNumElements x A/B bytes); otherwise (VALU, or 32-bit and wider
+    inputs) the accumulator's size (the VALU writer widens 16-bit inputs to fp32 on their way into LDS)."""
+    return in_bytes if mfma and in_bytes < 4 else accumulator_bytes
 
 
 LDS_ALIGN_BYTES = 256  # B's tile starts at a 256-byte boundary (Tensile: 64 registers / registers per element)

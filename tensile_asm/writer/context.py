@@ -13,7 +13,7 @@ from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.isa.registers import Label, VReg
 from tensile_asm.problem import ProblemType
 from tensile_asm.solution.derive import Derived
-from tensile_asm.solution.layout import LdsLayout, OperandLds
+from tensile_asm.solution.layout import LdsLayout, OperandLds, writer_lds_element_bytes
 
 
 def _derived(name: str, doc: str = "") -> property:
@@ -161,7 +161,7 @@ class Geometry:
 
     @property
     def lds_bpe(self) -> int:
-        return self.in_bpe if self.narrow_lds else 4 * self.acc_regs
+        return writer_lds_element_bytes(self.in_bpe, 4 * self.acc_regs, self.is_mfma)
 
     @property
     def narrow_lds(self) -> bool:

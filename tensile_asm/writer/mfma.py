@@ -197,44 +197,32 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
 
 
 def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: str) -> tuple[Module, VReg]:
-    """The MFMA operands of narrow inputs from the values read from LDS one register per value, packed low
-    part first: fp16/bf16 read as 16-bit values (ds_read_u16, zero-extended) two per register
-    (v_lshl_or_b32); widened ones (fp32 in LDS) fp16 two per register by a conversion (exact), bf16 two
-    per register as the upper halves of the fp32 values (v_perm_b32); int8 four per register from the
-    bytes read one by one from a K-major tile (ds_read_u8: two v_perm_b32 place bytes 0,1 and 2,3, the
-    others zero, an OR joins them)."""
+    """The MFMA operands of narrow inputs from the values read from LDS one register per value (a K-major
+    tile), packed low K value first: fp16/bf16 read as 16-bit values (ds_read_u16, zero-extended) two per
+    register (v_lshl_or_b32); int8 four per register from the bytes (ds_read_u8: two v_perm_b32 place bytes
+    0,1 and 2,3, the others zero, an OR joins them)."""
     s = p.shape
     packed = VReg("v", tiles * s.a_regs, name, align=ctx.arch.vgpr["tuple_alignment"] if s.a_regs > 1 else 1)
     m = Module(f"pack {name}")
     per_reg = s.values_per_lane // s.a_regs
-    halves = s.in_type in ("f16", "bf16") and ctx.geometry.narrow_lds   # raw 16-bit values, zero-extended
-    if halves:
-        pass
-    elif s.in_type == "bf16":
-        select = ctx.sgpr("Bf16PackSelect")
-        m.add(ctx.inst("s_mov_b32", select, 0x07060302, comment="bytes 2,3 of each source: the bf16 halves"))
-    elif s.in_type == "i8":
+    if s.in_type == "i8":
         low, high = ctx.sgpr("I8PackLow"), ctx.sgpr("I8PackHigh")
         lo_pair, hi_pair = ctx.vgpr("I8PackLo"), ctx.vgpr("I8PackHi")
         m.add(ctx.inst("s_mov_b32", low, 0x0C0C0400, comment="byte 0 of the second source, of the first, zeros"),
               ctx.inst("s_mov_b32", high, 0x04000C0C, comment="zeros, then the same pair in bytes 2, 3"))
-    elif s.in_type != "f16":
+    elif s.in_type not in ("f16", "bf16"):
         raise ValueError(f"no packing for MFMA input type {s.in_type}")
     for t in range(tiles):
         for r in range(s.a_regs):
             first = t * s.values_per_lane + r * per_reg
             v = [wide[first + j] for j in range(per_reg)]
             dst = packed[t * s.a_regs + r]
-            if halves:
-                m.add(ctx.inst("v_lshl_or_b32", dst, v[1], 16, v[0], comment="two halves, low K first"))
-            elif s.in_type == "f16":
-                m.add(ctx.inst("v_cvt_pkrtz_f16_f32", dst, v[0], v[1]))
-            elif s.in_type == "bf16":
-                m.add(ctx.inst("v_perm_b32", dst, v[1], v[0], select))
-            else:
+            if s.in_type == "i8":
                 m.add(ctx.inst("v_perm_b32", lo_pair, v[1], v[0], low),
                       ctx.inst("v_perm_b32", hi_pair, v[3], v[2], high),
                       ctx.inst("v_or_b32", dst, lo_pair, hi_pair))
+            else:
+                m.add(ctx.inst("v_lshl_or_b32", dst, v[1], 16, v[0], comment="two halves, low K first"))
     return m, packed
 
 

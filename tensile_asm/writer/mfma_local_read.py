@@ -47,12 +47,9 @@ class MfmaReadState:
 
 
 def widened(g, dim: int) -> bool:
-    """Values read one register per value and packed before the MFMA: 16-bit inputs widened to fp32 in LDS
-    (no MFMA kernel has them now: ``Geometry.narrow_lds``), 8- and 16-bit ones in a K-major tile (one value
-    each)."""
-    if g.narrow_lds:
-        return not g.lds_tile(_operand(dim)).unroll_major
-    return g.in_bpe < 4
+    """Values read one register per value and packed before the MFMA: 8- and 16-bit ones in a K-major tile
+    (one value each)."""
+    return g.narrow_lds and not g.lds_tile(_operand(dim)).unroll_major
 
 
 def read_registers(g, p: MfmaPlan, dim: int) -> int:
