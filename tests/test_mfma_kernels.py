@@ -402,6 +402,32 @@ def test_lds_keys_of_real_unroll_major_solutions_are_tensiles():
         assert sol.derived_keys["LdsNumElements"] == raw["LdsNumElements"]
         checked += 1
     assert checked == 8
+@pytest.mark.skipif(not have_llvm(), reason="LLVM 22 not installed")
+def test_real_16bit_solution_with_tensiles_lds():
+    """A real arcturus BSS solution (rocblas-asm_full arcturus_Cijk_Ailk_Bljk_BSS_BH.yaml #70, tools/cut_logic.py):
+    MT 64x64, DepthU 64, TransposeLDS (A K-major: ds_read_u16 per value, packed; B unroll-major with a pad every
+    128 bytes: V halves per ds_read), StoreRemapVectorWidth 4. Its LDS is Tensile's, LdsNumElements x 2 bytes
+    (50,176); at fp32 it would need 100,352, more than gfx908 has. Poisoned D, random data, edge sizes."""
+    import yaml
+    path = Path(__file__).parent / "data" / "arcturus_Ailk_Bljk_BSS_BH_lds16.yaml"
+    data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    sol = Solution.from_dict(dict(data[5][0], ProblemType=data[4]), where="logic", defaults_from="tensile")
+    arch = load_arch("gfx908")
+    assert sol.valid and supports(sol, arch) is None, (sol.rejection, supports(sol, arch))
+    assert sol.derived.lds.layout(4).bytes > arch.max_lds_bytes_per_workgroup
+    kernel = build_kernel(sol, arch, "real_bss")
+    assert kernel.resources.lds_bytes == data[5][0]["LdsNumElements"] * 2 == 50176
+    text = kernel.text()
+    assert "ds_read_u16" in text and "ds_write_b16" not in text    # A read per value; both written as vectors
+    co = _TMP / "real_bss.co"
+    link_kernels([kernel], arch, co)
+    contract = GemmKernelContract.from_solution(sol, "real_bss")
+    assert contract.lds_bytes == 50176
+    results = verify_sizes(co, contract, [Size(65, 3, 131, 1), Size(1, 1, 1, 2)], -1.25, 0.5, 5, EmulatedRuntime())
+    results += verify_sizes(co, contract, [Size(7, 66, 67, 2)], 0.75, 0.0, 6, EmulatedRuntime())
+    assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
 @pytest.mark.parametrize("arch,types,mi,srvw,extra", [
     ("gfx90a", "SSS", [32, 32, 2, 1, 1, 2, 2, 2, 2], 4, {}),
     ("gfx908", "BBS", [32, 32, 4, 1, 1, 1, 2, 1, 4], 2, {}),
