@@ -3,8 +3,8 @@ run on the strict emulator against the complex128 reference, D poisoned and C al
 
 Together the kernels cover the four transposes, the four conjugate variants (rocBLAS's AlikC logic conjugates
 A), strided and pointer-array (_GB) batches, beta 0 and not, complex alpha and beta, SourceSwap, MIArchVgpr,
-StoreRemapVectorWidth, TransposeLDS, PrefetchGlobalRead 2 and GlobalSplitU MultipleBuffer (complex partial
-sums reduced by the post-GSU kernel), on gfx908, gfx90a and gfx942. The randomized
+StoreRemapVectorWidth, TransposeLDS, PrefetchGlobalRead 2, LocalSplitU and GlobalSplitU MultipleBuffer (complex
+partial sums reduced through LDS / by the post-GSU kernel), on gfx908, gfx90a and gfx942. The randomized
 complex draws are in test_mfma_kernels.py."""
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ KERNELS = [  # (type, arch, TransposeA, TransposeB, ConjugateA, ConjugateB, poin
      {"MatrixInstruction": [32, 32, 2, 1, 1, 1, 1, 2, 2], "StoreRemapVectorWidth": 2}),
     ("c", "gfx90a", True, False, True, False, True,
      {"MatrixInstruction": [16, 16, 4, 1, 1, 2, 1, 2, 2], "SourceSwap": True, "MIArchVgpr": True, "TransposeLDS": 1}),
+    # LocalSplitU 2: the complex partial tiles (real and imaginary parts side by side) summed through LDS
+    ("c", "gfx90a", True, True, False, False, False,
+     {"MatrixInstruction": [32, 32, 2, 1], "WorkGroup": [32, 4, 2], "ThreadTile": [1, 32], "DepthU": 16,
+      "MIArchVgpr": True}),
     ("z", "gfx942", False, True, False, True, False, {"MatrixInstruction": [16, 16, 4, 1, 1, 1, 2, 2, 2],
                                                       "GlobalSplitU": 3, "GlobalSplitUAlgorithm": "MultipleBuffer"}),
     ("z", "gfx90a", True, True, True, True, True,

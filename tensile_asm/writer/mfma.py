@@ -121,10 +121,6 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
         return (f"MIWaveTile {list(g.mi_wave_tile)} is not a multiple of VectorWidth {g.vector_width} / "
                 f"VectorWidthB {g.vector_width_b}")
     checks = (
-        # writer/split_u.py sums 32-bit accumulators (limits.py refuses wider ones for VALU too)
-        (g.local_split_u > 1 and g.acc_regs > 1,
-         f"LocalSplitU={g.local_split_u} with MFMA and {g.data_type} accumulators of {g.acc_regs} registers "
-         f"(fp64, complex) is not implemented: the LDS reduction sums 32-bit accumulators; use LocalSplitU 1"),
         # Found by verifying rocBLAS's aldebaran Cijk_Ailk_Bljk_I8II_BH_GB logic: its solutions that read A along M
         # 4 or 8 bytes at a time give wrong rows even at 1x1x1 (16 bytes and single bytes verify); refused until
         # that int8 load path is fixed.

@@ -17,9 +17,14 @@ column, so the reduction needs a few VGPRs however large the tile.
 from __future__ import annotations
 
 from tensile_asm.isa.module import Module
+from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.prologue import EntryRegisters
+
+
+_DS_READ = {4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"}
+_DS_WRITE = {4: "ds_write_b32", 8: "ds_write_b64", 16: "ds_write_b128"}
 
 
 def reduced_columns(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, list]:
@@ -28,7 +33,8 @@ def reduced_columns(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, l
     from tensile_asm.writer.store import Column, masked_row_offset
 
     g = ctx.geometry
-    bpe = 4                                   # 32-bit accumulators (limits.py refuses wider ones)
+    r = g.acc_regs                            # fp64 (2), complex (2 for C, 4 for Z), else 1: whole elements in LDS
+    bpe = 4 * r
     tile = g.mt0 * g.mt1
     nt, lsu = g.num_threads, g.local_split_u
     per_thread, col_step = tile // nt, nt // g.mt0
@@ -36,25 +42,29 @@ def reduced_columns(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, l
     read_addr, row, col0 = ctx.vgpr("ReductionReadAddr"), ctx.vgpr("ReducedRow"), ctx.vgpr("ReducedCol0")
     row_off = ctx.vgpr("ReducedRowOffset")
     base0, base1 = ctx.sgpr("StoreTileBase0"), ctx.sgpr("StoreTileBase1")
-    m.add(ctx.inst("v_lshlrev_b32", read_addr, 2, regs.serial),
+    m.add(ctx.inst("v_lshlrev_b32", read_addr, bpe.bit_length() - 1, regs.serial),
           ctx.inst("s_mul_i32", base0, regs.tile0, g.mt0),
           ctx.inst("s_mul_i32", base1, regs.tile1, g.mt1),
           divmod_const(ctx, col0, row, regs.serial, g.mt0, nt - 1),
           ctx.inst("v_add_u32", row, base0, row),
           ctx.inst("v_add_u32", col0, base1, col0),
           masked_row_offset(ctx, regs, row_off, row))
-    total, part, col = ctx.vgpr("ReducedC"), ctx.vgpr("ReductionPart"), ctx.vgpr("ReducedCol")
-    add = "v_add_u32" if g.integer else "v_add_f32"
+    align = ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1
+    total, part = VReg("v", r, "ReducedC", align), VReg("v", r, "ReductionPart", align)
+    col = ctx.vgpr("ReducedCol")
+    pr = g.part_regs     # the real numbers of an element add apart (fp64 pairs, complex parts)
+    add = "v_add_u32" if g.integer else "v_add_f64" if pr == 2 else "v_add_f32"
 
     def load(q: int):
         def make() -> Module:
             r = Module(f"sum the {lsu} partial values of element {q}")
             for s in range(lsu):
                 off = (q * nt + s * tile) * bpe
-                r.add(ctx.inst("ds_read_b32", total if s == 0 else part, read_addr,
+                r.add(ctx.inst(_DS_READ[bpe], total if s == 0 else part, read_addr,
                                mods=[("offset", off)] if off else ()))
                 if s:
-                    r.add(ctx.inst(add, total, total, part))
+                    r.add(*(ctx.inst(add, total.slice(j, pr), total.slice(j, pr), part.slice(j, pr))
+                            for j in range(0, g.acc_regs, pr)))
             return r.add(ctx.inst("v_add_u32", col, q * col_step, col0) if q else ctx.inst("v_mov_b32", col, col0))
         return make
 
@@ -68,8 +78,8 @@ def mfma_partials(ctx: KernelContext, regs: EntryRegisters, acc, p) -> Module:
     from tensile_asm.writer.mfma_store import _block_offsets, _lane_columns, _row_in_output
 
     g, s = ctx.geometry, p.shape
-    if g.acc_regs != 1:
-        raise ValueError("LocalSplitU reduces 32-bit accumulators only")
+    r, pr = g.acc_regs, g.part_regs
+    bpe = 4 * r
     tile = g.mt0 * g.mt1
     wg0, wg1 = p.wave_group
     vw0, vw1 = p.vector_width
@@ -103,9 +113,11 @@ def mfma_partials(ctx: KernelContext, regs: EntryRegisters, acc, p) -> Module:
           ctx.inst("v_mul_u32_u24", addr, tile, tmp),
           ctx.inst("v_mul_u32_u24", tmp, g.mt0, col),
           ctx.inst("v_add3_u32", addr, addr, tmp, row),
-          ctx.inst("v_lshlrev_b32", addr, 2, addr))
-    items = s.d_regs
-    copy = ctx.vgpr("LsuAccCopy", items) if items > 1 else ctx.vgpr("LsuAccCopy")   # one output's at a time
+          ctx.inst("v_lshlrev_b32", addr, bpe.bit_length() - 1, addr))
+    items = s.d_regs // pr          # accumulator elements per output and lane
+    # one element at a time: fp64 pairs; complex parts from the real and the imaginary accumulator sets
+    copy = VReg("v", r, "LsuAccCopy", ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1)
+    move = "v_accvgpr_read_b32" if acc.kind == "a" else "v_mov_b32"
     for t1 in range(p.wave_tile[1]):
         for t0 in range(p.wave_tile[0]):
             out = output_acc(p, acc, t0, t1)
@@ -116,12 +128,14 @@ def mfma_partials(ctx: KernelContext, regs: EntryRegisters, acc, p) -> Module:
                     within, block_row, block_col = _block_offsets(p, item)
                     drow = p.tile_offset(0, t0) + vw0 * (block_row + _row_in_output(p, within)[0])
                     dcol = p.tile_offset(1, t1) + vw1 * block_col
-                off = (drow + dcol * g.mt0) * 4
-                value = out[item]
-                if acc.kind == "a":
-                    m.add(ctx.inst("v_accvgpr_read_b32", copy[item], value))
-                    value = copy[item]
-                m.add(ctx.inst("ds_write_b32", addr, value, mods=[("offset", off)] if off else ()))
+                off = (drow + dcol * g.mt0) * bpe
+                if r == 1 and acc.kind == "v":
+                    value = out[item]
+                else:
+                    m.add(*(ctx.inst(move, copy[part * pr + j], output_acc(p, acc, t0, t1, part)[item * pr + j])
+                            for part in range(p.parts) for j in range(pr)))
+                    value = copy if r > 1 else copy[0]
+                m.add(ctx.inst(_DS_WRITE[bpe], addr, value, mods=[("offset", off)] if off else ()))
     return m.add(ctx.inst("s_barrier", comment="partial tiles written (the pass waits for the local writes)"))
 
 
