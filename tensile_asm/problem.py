@@ -425,13 +425,19 @@ class Problem:
     alpha: float | None = 1.0
     beta: float | None = None  # unknown unless given: BetaZero predicates then do not hold
     c_equals_d: bool = False
+    # the stride of each tensor's first index, A, B, C, D (UseInitialStrides problem types; 1: column major)
+    first_strides: tuple[int, int, int, int] = (1, 1, 1, 1)
 
     @classmethod
     def make(cls, problem_type: ProblemType, m: int, n: int, k: int, batch: int = 1, *,
              lda: int | None = None, ldb: int | None = None, ldc: int | None = None, ldd: int | None = None,
              stride_a: int | None = None, stride_b: int | None = None, stride_c: int | None = None,
-             stride_d: int | None = None, alpha: float | None = 1.0, beta: float | None = None) -> "Problem":
+             stride_d: int | None = None, alpha: float | None = 1.0, beta: float | None = None,
+             first_strides: dict[str, int] | None = None) -> "Problem":
+        """``first_strides``: the stride of A's, B's, C's or D's first index where not 1 (a problem of a
+        UseInitialStrides type); such a tensor's leading dimension and batch stride are taken as given."""
         pt = problem_type
+        first = {t: int(v) for t, v in (first_strides or {}).items()}
         for name, value in (("M", m), ("N", n), ("K", k), ("batch", batch)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise UserError(f"problem size {name} must be a positive integer, not {value!r}")
@@ -442,13 +448,14 @@ class Problem:
         rows_b, cols_b = (n, k) if pt.transpose_b else (k, n)
         lds = {}
         for name, given, minimum in (("lda", lda, rows_a), ("ldb", ldb, rows_b), ("ldc", ldc, m), ("ldd", ldd, m)):
-            lds[name] = _checked(name, given, minimum)
+            lds[name] = _checked(name, given, 0 if first.get(name[-1].upper(), 1) != 1 else minimum)
         strides = {}
         for name, given, minimum in (("stride_a", stride_a, lds["lda"] * cols_a),
                                      ("stride_b", stride_b, lds["ldb"] * cols_b),
                                      ("stride_c", stride_c, lds["ldc"] * n), ("stride_d", stride_d, lds["ldd"] * n)):
-            strides[name] = _checked(name, given, minimum)
-        return cls(pt, m, n, k, batch, **lds, **strides, alpha=alpha, beta=beta, c_equals_d=False)
+            strides[name] = _checked(name, given, 0 if first.get(name[-1].upper(), 1) != 1 else minimum)
+        return cls(pt, m, n, k, batch, **lds, **strides, alpha=alpha, beta=beta, c_equals_d=False,
+                   first_strides=tuple(first.get(t, 1) for t in "ABCD"))
 
     # ---- what the runtime library looks at
     @property
@@ -473,10 +480,12 @@ class Problem:
         return self.m if index == 0 else self.n
 
     def strides(self, tensor: str) -> tuple[int, ...]:
-        """Strides of tensor A, B, C or D in the order of its indices (stride 0 is 1: column major)."""
+        """Strides of tensor A, B, C or D in the order of its indices (stride 0 is 1, column major, unless
+        ``first_strides`` says otherwise)."""
         ld, batch_stride = {"A": (self.lda, self.stride_a), "B": (self.ldb, self.stride_b),
                             "C": (self.ldc, self.stride_c), "D": (self.ldd, self.stride_d)}[tensor]
-        return (1, ld, batch_stride) if self.problem_type.batched else (1, ld)
+        s0 = self.first_strides["ABCD".index(tensor)]
+        return (s0, ld, batch_stride) if self.problem_type.batched else (s0, ld)
 
 
 def _checked(name: str, given: int | None, minimum: int) -> int:

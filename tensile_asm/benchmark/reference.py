@@ -2,6 +2,9 @@
 
 Layout (column-major, Tensile's batched GEMM): A[m, k] at m + k*lda (transposed: k + m*lda),
 B[k, n] at k + n*ldb (transposed: n + k*ldb), C/D[m, n] at m + n*ldc; batch b adds b * batch_stride.
+With a first stride s0 (``first_stride``, Tensile's UseInitialStrides problems: the stride of each tensor's first
+index) the first index is scaled by it: A[m, k] at m*s0 + k*lda, C/D[m, n] at m*s0 + n*ldc; s0 or ld may be 0
+for the tensors only read (C broadcast along one index, as rocBLAS's SBIc bias problems).
 
 Types: A/B and C/D are fp32 (S), fp64 (D), fp16 (H) or bf16 (B, held as uint16 bit patterns since
 numpy has no bfloat16), or complex (C: complex64, Z: complex128, real and imaginary parts interleaved as
@@ -96,6 +99,7 @@ class GemmInstance:
     conjugate_b: bool = False
     ld: dict = field(default_factory=dict)            # A, B, C, D leading dimensions
     batch_stride: dict = field(default_factory=dict)
+    first_stride: dict = field(default_factory=dict)   # A, B, C, D: stride of the first index (1 where absent)
     arrays: dict = field(default_factory=dict)         # flat float32 buffers A, B, C, D
 
     def shape2d(self, t: str) -> tuple[int, int]:
@@ -113,6 +117,10 @@ class GemmInstance:
     def element_bytes(self, t: str) -> int:
         return np.dtype(STORAGE[self.data_type if t in "AB" else self.dest_type]).itemsize
 
+    def first(self, t: str) -> int:
+        """The stride of matrix ``t``'s first (stored row) index: 1 unless ``first_stride`` says otherwise."""
+        return self.first_stride.get(t, 1)
+
     def tensor2d_size(self, t: str) -> int:
         return self.ld[t] * self.shape2d(t)[1]
 
@@ -122,30 +130,41 @@ class GemmInstance:
         rows, cols = self.shape2d(t)
         s = flat.itemsize
         v = np.lib.stride_tricks.as_strided(flat, shape=(self.batch, rows, cols),
-                                            strides=(self.batch_stride[t] * s, s, self.ld[t] * s))
+                                            strides=(self.batch_stride[t] * s, self.first(t) * s, self.ld[t] * s),
+                                            writeable=False)
         if (t == "A" and self.transpose_a) or (t == "B" and self.transpose_b):
             v = v.transpose(0, 2, 1)
         return v
 
 
 def empty_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = False, transpose_b: bool = False,
-                   pad: int = 0, data_type: str = "S", dest_type: str = "S") -> GemmInstance:
-    """The instance's shape, leading dimensions and batch strides (``pad`` elements added), no arrays yet."""
+                   pad: int = 0, data_type: str = "S", dest_type: str = "S", first_stride: dict | None = None,
+                   ld: dict | None = None) -> GemmInstance:
+    """The instance's shape, leading dimensions and batch strides (``pad`` elements added), no arrays yet.
+    ``first_stride``/``ld``: per tensor, the first index's stride and the leading dimension where not the
+    packed ones (the leading dimension then defaults to just past the first index's span; D's region must not
+    overlap itself)."""
     inst = GemmInstance(m, n, k, batch, transpose_a, transpose_b, data_type, dest_type)
+    inst.first_stride = {t: v for t, v in (first_stride or {}).items() if v != 1}
     for t in "ABCD":
         rows, cols = inst.shape2d(t)
-        inst.ld[t] = rows + pad
-        inst.batch_stride[t] = inst.ld[t] * cols + pad * 3
+        s0 = inst.first(t)
+        inst.ld[t] = (ld or {}).get(t, (rows - 1) * s0 + 1 + pad if s0 != 1 else rows + pad)
+        span = (rows - 1) * s0 + (cols - 1) * inst.ld[t] + 1
+        inst.batch_stride[t] = max(inst.ld[t] * cols, span) + pad * 3
+    if inst.first("D") < 1 or inst.ld["D"] < (m - 1) * inst.first("D") + 1:
+        raise ValueError(f"D's strides ({inst.first('D')}, {inst.ld['D']}) overlap its {m} x {n} elements")
     return inst
 
 
 def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = False, transpose_b: bool = False,
                   pad: int = 0, beta_zero_c_nan: bool = False, seed: int = 0, data_type: str = "S",
-                  dest_type: str = "S", conjugate: tuple[bool, bool] = (False, False)) -> GemmInstance:
+                  dest_type: str = "S", conjugate: tuple[bool, bool] = (False, False), first_stride: dict | None = None,
+                  ld: dict | None = None) -> GemmInstance:
     """Random data, never zeros: magnitudes in [0.25, 1) with random signs (each part of a complex value).
     D is poisoned."""
     rng = np.random.default_rng(seed)
-    inst = empty_instance(m, n, k, batch, transpose_a, transpose_b, pad, data_type, dest_type)
+    inst = empty_instance(m, n, k, batch, transpose_a, transpose_b, pad, data_type, dest_type, first_stride, ld)
     inst.conjugate_a, inst.conjugate_b = conjugate
     for t in "ABCD":
         type_char = data_type if t in "AB" else dest_type
@@ -274,6 +293,6 @@ def compare(inst: GemmInstance, d_flat: np.ndarray, alpha: float, beta: float,
 
 def _region_indices(inst: GemmInstance) -> np.ndarray:
     b = np.arange(inst.batch)[:, None, None] * inst.batch_stride["D"]
-    m = np.arange(inst.m)[None, :, None]
+    m = np.arange(inst.m)[None, :, None] * inst.first("D")
     n = np.arange(inst.n)[None, None, :] * inst.ld["D"]
     return (b + m + n).reshape(-1)

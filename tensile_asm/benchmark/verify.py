@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -35,19 +35,21 @@ class CaseResult:
 
 
 def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, sizes: list[Size], alpha: float,
-                 beta: float, seed: int, runtime, pad: int = 0) -> list[CaseResult]:
+                 beta: float, seed: int, runtime, pad: int = 0, first_stride: dict | None = None,
+                 ld: dict | None = None) -> list[CaseResult]:
     """Run ``contract``'s launches from the code object at ``co_path`` (or {kernel: code object}) for each
     size, on random data with D poisoned (C too when beta is 0), and compare D with the float64 reference.
     Sizes too large for host memory are refused, all of them before anything is allocated. A complex kernel
     given a real alpha or beta x runs with x * (1 + 0.5i) (``complex_scalar``), so the imaginary parts are
-    exercised; 0 stays 0."""
+    exercised; 0 stays 0. ``first_stride``/``ld``: per tensor, a first-index stride and leading dimension
+    other than the packed ones (``reference.empty_instance``), for kernels that take them (UseInitialStrides)."""
     if beta != 0.0 and not contract.use_beta:
         raise ValueError("a kernel without beta (UseBeta false) computes D = alpha*A*B; verify it with beta 0")
     c = contract
     batches = [size.batch if c.batched else 1 for size in sizes]
     for size, batch in zip(sizes, batches):
         shape = empty_instance(size.m, size.n, size.k, batch, c.transpose_a, c.transpose_b, pad,
-                               c.data_type, c.dest_type)
+                               c.data_type, c.dest_type, first_stride, ld)
         check_fits(c, str(size), shape, strict=getattr(runtime, "strict", True))
     results = []
     if c.compute_type in COMPLEX_TYPES:
@@ -56,7 +58,7 @@ def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, 
         inst = make_instance(size.m, size.n, size.k, batch, c.transpose_a, c.transpose_b,
                              pad=pad, beta_zero_c_nan=(beta == 0.0), seed=seed + i,
                              data_type=c.data_type, dest_type=c.dest_type,
-                             conjugate=(c.conjugate_a, c.conjugate_b))
+                             conjugate=(c.conjugate_a, c.conjugate_b), first_stride=first_stride, ld=ld)
         try:
             launch = runtime.run_gemm(co_path, contract, inst, alpha, beta)
         except EmulationError as e:
@@ -100,8 +102,18 @@ class SolutionResult:
         return self.not_run is None and all(r.passed for r in self.results)
 
 
-def library_problem(contract: GemmKernelContract, entry: dict, size: Size, alpha: float, beta: float):
-    """The Problem (packed strides, as ``make_instance`` lays the data out) a library solution is asked."""
+def initial_strides_for(contract: GemmKernelContract, first_stride: dict | None, ld: dict | None):
+    """The first strides and leading dimensions of ``first_stride``/``ld`` that apply to ``contract``: those of
+    the tensors whose first stride it takes (UseInitialStridesAB: A, B; CD: C, D); None for the others."""
+    keep = ("AB" if contract.initial_strides_ab else "") + ("CD" if contract.initial_strides_cd else "")
+    first = {t: v for t, v in (first_stride or {}).items() if t in keep}
+    lds = {t: v for t, v in (ld or {}).items() if t in keep}
+    return first or None, lds or None
+
+
+def library_problem(contract: GemmKernelContract, entry: dict, size: Size, alpha: float, beta: float,
+                    first_stride: dict | None = None, ld: dict | None = None):
+    """The Problem (the strides ``make_instance`` lays the data out with) a library solution is asked."""
     from tensile_asm.problem import Problem, ProblemType, data_type
 
     pt = entry["problemType"]
@@ -111,17 +123,27 @@ def library_problem(contract: GemmKernelContract, entry: dict, size: Size, alpha
                         use_beta=bool(pt["useBeta"]),
                         high_precision_accumulate=bool(pt.get("highPrecisionAccumulate", False)),
                         complex_conjugate_a=contract.conjugate_a, complex_conjugate_b=contract.conjugate_b)
-    return Problem.make(ptype, size.m, size.n, size.k, size.batch if contract.batched else 1,
-                        alpha=alpha, beta=beta)
+    batch = size.batch if contract.batched else 1
+    if not first_stride and not ld:
+        return Problem.make(ptype, size.m, size.n, size.k, batch, alpha=alpha, beta=beta)
+    shape = empty_instance(size.m, size.n, size.k, batch, contract.transpose_a, contract.transpose_b, 0,
+                           contract.data_type, contract.dest_type, first_stride, ld)
+    ptype = replace(ptype, use_initial_strides_ab=contract.initial_strides_ab,
+                    use_initial_strides_cd=contract.initial_strides_cd)
+    return Problem.make(ptype, size.m, size.n, size.k, batch, alpha=alpha, beta=beta,
+                        first_strides=shape.first_stride, **{f"ld{t.lower()}": shape.ld[t] for t in "ABCD"},
+                        **{f"stride_{t.lower()}": shape.batch_stride[t] for t in "ABCD"})
 
 
 def verify_library(folder, sizes: list[Size], alpha: float, beta: float | None, seed: int, strict: bool = True,
                    names: set[str] | None = None, progress=None, guard_bytes: int = LIBRARY_GUARD_BYTES,
-                   check_predicates: bool = True) -> list[SolutionResult]:
+                   check_predicates: bool = True, first_stride: dict | None = None,
+                   ld: dict | None = None) -> list[SolutionResult]:
     """Every solution of a library folder (``tensile_asm.library.codeobjects.LibraryFolder``; ``names``:
     only these), on each size its predicates accept, launched from its code object on the emulator.
     ``beta`` None: 0.5 for solutions with beta, else 0. ``check_predicates`` False: every size, predicates
-    aside. A and B are followed by ``guard_bytes`` of NaN
+    aside. ``first_stride``/``ld``: per tensor, strides other than the packed ones, applied to the tensors
+    whose first stride a solution takes (``initial_strides_for``). A and B are followed by ``guard_bytes`` of NaN
     (see ``EmulatedRuntime``): Tensile's kernels read past their ends."""
     from tensile_asm.errors import UserError
     from tensile_asm.runtime.emulated import EmulatedRuntime
@@ -144,8 +166,9 @@ def verify_library(folder, sizes: list[Size], alpha: float, beta: float | None, 
             out.append(SolutionResult(name, gfx, None, [], [], "the library does not say which architecture it is for"))
             continue
         accepted, skipped = [], []
+        first, lds = initial_strides_for(contract, first_stride, ld)
         for size in sizes:
-            problem = library_problem(contract, entry, size, alpha, b)
+            problem = library_problem(contract, entry, size, alpha, b, first, lds)
             (accepted if not check_predicates or lib.accepts(entry, problem, gfx) else skipped).append(size)
         co = folder.code_object(name, gfx) if accepted else None
         if progress is not None:
@@ -153,6 +176,7 @@ def verify_library(folder, sizes: list[Size], alpha: float, beta: float | None, 
         runtime = EmulatedRuntime(strict=strict, guard_bytes=guard_bytes)
         helper = contract.helper_name()
         paths = {name: co, helper: folder.code_object(helper, gfx)} if accepted and helper else co
-        results = verify_sizes(paths, contract, accepted, alpha, b, seed, runtime) if accepted else []
+        results = verify_sizes(paths, contract, accepted, alpha, b, seed, runtime, first_stride=first,
+                               ld=lds) if accepted else []
         out.append(SolutionResult(name, gfx, folder.source_of(co) if co else None, results, skipped))
     return out

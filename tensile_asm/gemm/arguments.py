@@ -8,7 +8,13 @@ declared ``by_value`` in the metadata, as Tensile does; the order/size contract 
 Pointer-array ("general") batched GEMM (ProblemType StridedBatched false, Tensile's ``_GB`` logic):
 AddressD/C/A/B are the addresses of arrays of per-batch pointers (8 bytes each; the kernel of batch b
 uses the pointer at Address + 8*b), and OffsetD/C/A/B (u64, in ELEMENTS of that matrix's type) follow
-AddressB; the kernel adds Offset * bytes-per-element to every batch's pointer. The batch strides
+AddressB; the kernel adds Offset * bytes-per-element to every batch's pointer.
+
+UseInitialStridesAB / UseInitialStridesCD (Tensile's ``I``/``Ic`` problem types, e.g. rocBLAS's SBIc/SBIIc): the
+stride of each tensor's first index (A's and B's for AB, C's and D's for CD) is an argument too, placed first
+among that tensor's strides as Tensile's Signature/KernelWriterAssembly (numSgprStrides*) do: here
+``InitialStride<X>`` then ``Strides<X>0`` (the leading dimension) and ``Strides<X>1`` (the batch stride).
+Without them the kernel takes the first stride as 1. The batch strides
 (Strides?1) stay in the layout as Tensile's host passes them, and the kernel ignores them. As in
 Tensile 4.44, the kernel does not read C's pointer when beta is 0, nor A's and B's when alpha or K is 0
 (ContractionSolution.cpp appends batchD/C/A/B then offsetD/C/A/B; KernelWriterAssembly
@@ -39,14 +45,16 @@ COMPLEX_KINDS = {"c32": "<ff", "c64": "<dd"}
 
 def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stagger_u: bool = True,
                     workgroup_mapping: bool = True, persistent: bool = False,
-                    persistent_along_batch: bool = False, pointer_array: bool = False) -> list[Argument]:
+                    persistent_along_batch: bool = False, pointer_array: bool = False,
+                    initial_strides_ab: bool = False, initial_strides_cd: bool = False) -> list[Argument]:
     """The kernel arguments in Tensile's order. As Tensile's host (ContractionSolution.cpp) appends them,
     OrigStaggerUIter is there only for a kernel with StaggerU (``stagger_u``); MagicNumberProblemNumGroupTiles0,
     MagicShiftProblemNumGroupTiles0 and GridNumWorkGroups0 only for PersistentKernel (``persistent``), then
     NumWorkGroups2 and the magic pair for NumWorkGroups0*NumWorkGroups1 with PersistentKernelAlongBatch; and
     NumFullBlocks, WgmRemainder1, MagicNumberWgmRemainder1 only for |WorkGroupMapping| > 1
     (``workgroup_mapping``); OffsetD/C/A/B only for pointer-array batched GEMM (``pointer_array``, which
-    needs ``batched``)."""
+    needs ``batched``); InitialStrideA/B (``initial_strides_ab``) and InitialStrideD/C (``initial_strides_cd``)
+    before each tensor's other strides."""
     if pointer_array and not batched:
         raise ValueError("pointer-array (general) batched GEMM needs a batched problem type")
     strides = 2 if batched else 1          # NumIndicesC - 1 for C/D, len(A) - 1 for A/B
@@ -62,6 +70,8 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stag
     if use_beta:
         spec.append(("Beta", size, kind))
     for t in "DCAB":
+        if (initial_strides_cd if t in "CD" else initial_strides_ab):
+            spec.append((f"InitialStride{t}", 4, "u32"))
         spec += [(f"Strides{t}{i}", 4, "u32") for i in range(strides)]
     spec += [(f"SizesFree{i}", 4, "u32") for i in range(free)]
     spec.append(("SizesSum0", 4, "u32"))
@@ -99,9 +109,12 @@ def kernarg_size(layout: list[Argument]) -> int:
 def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], batch_stride: dict[str, int],
                     tensor2d_size: dict[str, int], alpha: float, beta: float, macro_tile: tuple[int, int],
                     addresses: dict[str, int], workgroup_mapping: int = 1,
-                    orig_stagger_u_iter: int = 0, offsets: dict[str, int] | None = None) -> dict[str, int | float]:
+                    orig_stagger_u_iter: int = 0, offsets: dict[str, int] | None = None,
+                    initial_stride: dict[str, int] | None = None) -> dict[str, int | float]:
     """Values of every argument for one launch; dicts are keyed by tensor letter (A, B, C, D).
-    ``offsets``: OffsetD/C/A/B of a pointer-array launch (elements; a layout without them ignores them)."""
+    ``offsets``: OffsetD/C/A/B of a pointer-array launch (elements; a layout without them ignores them).
+    ``initial_stride``: each tensor's first-index stride (1 where not given; a layout without InitialStride
+    arguments ignores them)."""
     nwg0, nwg1 = -(-m // macro_tile[0]), -(-n // macro_tile[1])
     values: dict[str, int | float] = {
         "Tensor2dSizeA": tensor2d_size["A"], "Tensor2dSizeB": tensor2d_size["B"],
@@ -114,6 +127,7 @@ def argument_values(*, m: int, n: int, k: int, batch: int, ld: dict[str, int], b
         values[f"Strides{t}0"] = ld[t]
         values[f"Strides{t}1"] = batch_stride[t]
         values[f"Offset{t}"] = (offsets or {}).get(t, 0)
+        values[f"InitialStride{t}"] = (initial_stride or {}).get(t, 1)
     for i, v in enumerate((m, n, batch)):
         values[f"SizesFree{i}"] = v
     values["SizesSum0"] = k

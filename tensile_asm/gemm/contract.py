@@ -93,6 +93,9 @@ class GemmKernelContract:
     # complex types: A / B enter the product conjugated (ComplexConjugateA/B, the ``AlikC``/``BjlkC`` forms)
     conjugate_a: bool = False
     conjugate_b: bool = False
+    # UseInitialStridesAB / CD: the first index's stride of A and B / of C and D is an argument (InitialStride<X>)
+    initial_strides_ab: bool = False
+    initial_strides_cd: bool = False
 
     # ---- constructors
     @classmethod
@@ -111,7 +114,8 @@ class GemmKernelContract:
                    persistent_kernel=d.persistent_kernel,
                    persistent_kernel_along_batch=d.persistent_kernel_along_batch,
                    pointer_array=pt.batched and not pt.strided_batched,
-                   conjugate_a=pt.complex_conjugate_a, conjugate_b=pt.complex_conjugate_b)
+                   conjugate_a=pt.complex_conjugate_a, conjugate_b=pt.complex_conjugate_b,
+                   initial_strides_ab=pt.use_initial_strides_ab, initial_strides_cd=pt.use_initial_strides_cd)
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -135,11 +139,6 @@ class GemmKernelContract:
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise UserError(f"library solution {name}: its problemType/sizeMapping lack or garble {e}; "
                             f"rebuild the library with tensile-create-library") from None
-        initial = [k for k in ("useInitialStridesAB", "useInitialStridesCD") if pt.get(k)]
-        if initial:
-            raise UserError(f"library solution {name}: {' and '.join(initial)} kernels take their first strides "
-                            f"as arguments, which this runtime's argument layout does not have; it cannot "
-                            f"launch them")
         if pointer_array and not batched:
             raise UserError(f"library solution {name}: stridedBatched is false but {pt['operationIdentifier']} "
                             f"has no batch index; rebuild the library with tensile-create-library")
@@ -156,7 +155,9 @@ class GemmKernelContract:
                    stagger_u=int(sm.get("staggerU", 0)), depth_u=int(sm.get("depthU", 0)),
                    stagger_stride_shift=int(sm.get("staggerStrideShift", 0)), persistent_kernel=persistent,
                    persistent_kernel_along_batch=along_batch, pointer_array=pointer_array,
-                   conjugate_a=conj_a, conjugate_b=conj_b)
+                   conjugate_a=conj_a, conjugate_b=conj_b,
+                   initial_strides_ab=bool(pt.get("useInitialStridesAB", False)),
+                   initial_strides_cd=bool(pt.get("useInitialStridesCD", False)))
 
     # ---- facts
     @property
@@ -176,7 +177,8 @@ class GemmKernelContract:
         return argument_layout(self.batched, self.use_beta, self.compute_type, stagger_u=self.stagger_u > 0,
                                workgroup_mapping=abs(self.workgroup_mapping) > 1, persistent=self.persistent_kernel != 0,
                                persistent_along_batch=self.persistent_kernel_along_batch,
-                               pointer_array=self.pointer_array)
+                               pointer_array=self.pointer_array, initial_strides_ab=self.initial_strides_ab,
+                               initial_strides_cd=self.initial_strides_cd)
 
     def helper_name(self) -> str | None:
         """The helper kernel this one needs in its code object, if any."""
@@ -221,13 +223,16 @@ class GemmKernelContract:
     def launches(self, *, m: int, n: int, k: int, batch: int, ld: Mapping[str, int],
                  batch_stride: Mapping[str, int], alpha: float, beta: float,
                  addresses: Mapping[str, Any], cu_count: int | None = None,
-                 offsets: Mapping[str, int] | None = None) -> list[Launch]:
+                 offsets: Mapping[str, int] | None = None,
+                 initial_stride: Mapping[str, int] | None = None) -> list[Launch]:
         """The ordered launches computing D = alpha*A*B + beta*C. ``ld``/``batch_stride`` (elements) and
         ``addresses`` are keyed by A, B, C, D; ``addresses`` also needs WS when ``workspace()`` is not None.
         ``cu_count``: the device's compute units, which a persistent kernel's grid needs.
         A pointer-array kernel takes each tensor's pointer-array address in ``addresses`` and the element
         offset added to every batch's pointer in ``offsets`` (0 where not given); ``batch_stride`` is passed
-        through as Tensile's host passes its descriptors' strides (the kernel does not use it)."""
+        through as Tensile's host passes its descriptors' strides (the kernel does not use it).
+        ``initial_stride``: the stride of each tensor's first index (1 where not given); other than 1 only for
+        the tensors whose first stride this kernel takes (``initial_strides_ab``/``_cd``)."""
         batch = self.batch_count(batch)
         given = dict(offsets or {})
         if offsets and not self.pointer_array:
@@ -235,6 +240,14 @@ class GemmKernelContract:
         if self.pointer_array and self.persistent_kernel:
             raise UserError(f"kernel {self.name}: PersistentKernel with pointer-array batches "
                             f"is not launched by this runtime")
+        first = {t: int((initial_stride or {}).get(t, 1)) for t in "ABCD"}
+        for t, v in first.items():
+            if v != 1 and not (self.initial_strides_ab if t in "AB" else self.initial_strides_cd):
+                raise ValueError(f"kernel {self.name} takes {t}'s first stride as 1 (no UseInitialStrides"
+                                 f"{'AB' if t in 'AB' else 'CD'}), not {v}")
+        if self.global_split_u > 1 and (first["C"] != 1 or first["D"] != 1):
+            raise UserError(f"kernel {self.name}: GlobalSplitU with first strides of C/D other than 1 is not "
+                            f"launched by this runtime (its helper kernels take them as 1)")
         ws = self.workspace(m, n, batch)
         gemm_ld, gemm_stride, gemm_addr = dict(ld), dict(batch_stride), dict(addresses)
         if ws is not None:
@@ -244,9 +257,14 @@ class GemmKernelContract:
             if offsets:     # the workspace is strided, also for a pointer-array kernel (which then ignores OffsetD)
                 offsets = {**offsets, "D": 0}
         cols = {"A": m if self.transpose_a else k, "B": k if self.transpose_b else n}
+        rows = {"A": k if self.transpose_a else m, "B": n if self.transpose_b else k}
+        # elements one batch's A/B spans: ld * columns, or with a first stride (UseInitialStridesAB) the
+        # offset of its last element plus one, as Tensile's host (allocatedElementsNonBatch)
+        t2d = {t: ld[t] * cols[t] if not self.initial_strides_ab else
+               (rows[t] - 1) * first[t] + (cols[t] - 1) * ld[t] + 1 for t in "AB"}
         values = argument_values(
             m=m, n=n, k=k, batch=batch, ld=gemm_ld, batch_stride=gemm_stride,
-            tensor2d_size={t: ld[t] * cols[t] for t in "AB"}, alpha=alpha, beta=beta,
+            tensor2d_size=t2d, alpha=alpha, beta=beta, initial_stride=first,
             macro_tile=self.macro_tile, addresses=gemm_addr, workgroup_mapping=self.workgroup_mapping,
             orig_stagger_u_iter=stagger_u_iterations(k, self.depth_u, self.global_split_u, self.stagger_u,
                                                      self.stagger_stride_shift), offsets=dict(offsets or {}))

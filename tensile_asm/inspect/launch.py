@@ -30,8 +30,9 @@ def _explicit_args(ko: KernelObject) -> list[dict]:
 
 def _tensile_layout(args: list[dict]):
     got = [(a.get(".name"), int(a.get(".size", 0)), int(a.get(".offset", -1))) for a in args]
-    for batched, use_beta, stagger, wgm in itertools.product((True, False), repeat=4):
-        layout = argument_layout(batched, use_beta, stagger_u=stagger, workgroup_mapping=wgm)
+    for batched, use_beta, stagger, wgm, ab, cd in itertools.product((True, False), repeat=6):
+        layout = argument_layout(batched, use_beta, stagger_u=stagger, workgroup_mapping=wgm, initial_strides_ab=ab,
+                                 initial_strides_cd=cd)   # first strides: 1 (argument_values' default)
         if got == [(a.name, a.size, a.offset) for a in layout]:
             return layout, batched
     return None, None

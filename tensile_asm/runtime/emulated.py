@@ -170,7 +170,7 @@ class EmulatedRuntime(Runtime):
             return self.load(path)[path]
         stats = None
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
-                                        batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=buffers,
+                                        batch_stride=inst.batch_stride, initial_stride=inst.first_stride, alpha=alpha, beta=beta, addresses=buffers,
                                         cu_count=self.cu_count, offsets=offsets):
             emulator = emulator_for(launch.kernel)
             args = kernel_arguments(emulator.code.kernels.get(launch.kernel), launch.layout, launch.values)

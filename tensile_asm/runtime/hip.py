@@ -248,7 +248,7 @@ class HipRuntime(Runtime):
         addresses = {t: self.api.address(p) for t, p in ptrs.items()}
         out = []
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
-                                        batch_stride=inst.batch_stride, alpha=alpha, beta=beta, addresses=addresses):
+                                        batch_stride=inst.batch_stride, initial_stride=inst.first_stride, alpha=alpha, beta=beta, addresses=addresses):
             params = KernelParams(launch.kernarg(), [a.offset for a in launch.layout])
             out.append((self._function(code, launch.kernel), launch.grid, launch.block, params))
         return out

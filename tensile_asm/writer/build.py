@@ -25,6 +25,13 @@ from tensile_asm.writer.kernel import Kernel, write_kernel
 from tensile_asm.writer.limits import geometry_reason
 from tensile_asm.writer.mfma import mfma_reason
 
+# DirectToLds (Tensile: buffer_load_dword ... lds, the wave's dwords written to LDS at M0 + 4*lane): this writer's
+# global reads go through VGPRs; loads straight to LDS need the LDS tile to be lane-contiguous per load (M0 per
+# wave and load), the loop to issue them only after the barrier that ends the previous tile's reads, and the
+# tail loop's out-of-range zeros to land in LDS as well; none of this is written yet.
+_DTL = ("DirectToLds is not implemented (Tensile's buffer_load_dword ... lds with M0 per wave and load; this writer's "
+        "global reads go through VGPRs and local writes); use DirectToLds 0")
+
 # (parameter, accepted values, why) for parameters whose other values change the kernel in ways this
 # writer does not implement yet. Values are compared after bool -> int.
 FEATURE_LIMITS = (
@@ -35,8 +42,7 @@ FEATURE_LIMITS = (
     ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
     ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
     ("StreamK", {0}, "StreamK is not implemented"),
-    ("DirectToLdsA", {0}, "DirectToLds is not implemented"),
-    ("DirectToLdsB", {0}, "DirectToLds is not implemented"),
+    ("DirectToLdsA", {0}, _DTL), ("DirectToLdsB", {0}, _DTL),
     ("DirectToVgprA", {0}, "DirectToVgpr is not implemented"),
     ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
@@ -77,16 +83,40 @@ def _problem_reason(solution) -> str | None:
         if d.persistent_kernel:
             return (f"PersistentKernel={d.persistent_kernel} with general (pointer-array) batched GEMM is not "
                     f"implemented (the batch's pointers are loaded once, before the tile loop)")
-    initial = [k for k, on in (("UseInitialStridesAB", getattr(pt, "use_initial_strides_ab", False)),
-                               ("UseInitialStridesCD", getattr(pt, "use_initial_strides_cd", False))) if on]
-    if initial:
-        # Tensile's I/Ic problems (e.g. rocBLAS's SBIc with AssertStrideCEqual {0: 0}: C broadcast along I)
-        return (f"{' and '.join(initial)} (the first index's stride as a kernel argument, StridesX0) is not "
-                f"implemented: this writer's argument layout, global reads and stores take stride 1 along the "
-                f"first index")
+    reason = _initial_strides_reason(solution)
+    if reason:
+        return reason
     if not getattr(pt, "is_gemm_shaped", True):
         return (f"TensorContraction {pt.name} has {len(pt.indices_free)} free, {len(pt.indices_batch)} batch and "
                 f"{len(pt.indices_summation)} summation indices; the writer builds GEMM-shaped ones (2, 0..1, 1)")
+    return None
+
+
+def _initial_strides_reason(solution) -> str | None:
+    """UseInitialStridesAB/CD (Tensile's I/Ic problem types, rocBLAS's SBIc/SBIIc): the kernel takes each first
+    stride as an argument and scales the first index by it in its global reads (A/B) and its C loads and D
+    stores (element by element). A vector of GlobalReadVectorWidth > 1 runs along the first index, so it is
+    contiguous only where that stride is 1: as in Tensile, the solution must assert it (AssertStride<X>Equal
+    {0: 1}, a StrideXEqual library predicate)."""
+    pt, d, params = solution.problem_type, solution.derived, solution.params
+    ab, cd = getattr(pt, "use_initial_strides_ab", False), getattr(pt, "use_initial_strides_cd", False)
+    if not (ab or cd):
+        return None
+    which = " and ".join(k for k, on in (("UseInitialStridesAB", ab), ("UseInitialStridesCD", cd)) if on)
+    if d.global_split_u > 1:
+        return (f"{which} with GlobalSplitU={d.global_split_u} is not implemented (the beta-only and post-GSU "
+                f"kernels take C's and D's first stride as 1); use GlobalSplitU 1")
+    if cd and params.get("StoreRemapVectorWidth", 0):
+        return (f"UseInitialStridesCD with StoreRemapVectorWidth={params['StoreRemapVectorWidth']} is not "
+                f"implemented (the remap stores whole vectors along the first index); use StoreRemapVectorWidth 0")
+    if ab:
+        for t in "AB":
+            width = params.get(f"GlobalLoadVectorWidth{t}") or params.get("GlobalReadVectorWidth", 1)
+            asserted = (params.get(f"AssertStride{t}Equal") or {}).get(0, -1)
+            if width > 1 and asserted != 1:
+                return (f"UseInitialStridesAB with GlobalLoadVectorWidth{t}={width} needs AssertStride{t}Equal "
+                        f"{{0: 1}} (its vectors run along the first index); use GlobalReadVectorWidth 1 or "
+                        f"assert the stride")
     return None
 
 

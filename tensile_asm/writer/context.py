@@ -95,6 +95,16 @@ class Geometry:
         return self.problem_type.batched and not self.problem_type.strided_batched
 
     @property
+    def initial_strides_ab(self) -> bool:
+        """UseInitialStridesAB: the stride of A's and B's first index is an argument (InitialStrideA/B)."""
+        return self.problem_type.use_initial_strides_ab
+
+    @property
+    def initial_strides_cd(self) -> bool:
+        """UseInitialStridesCD: the stride of C's and D's first index is an argument (InitialStrideC/D)."""
+        return self.problem_type.use_initial_strides_cd
+
+    @property
     def use_beta(self) -> bool:
         return self.problem_type.use_beta
 

@@ -206,8 +206,11 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
                comment="num_records: this batch's matrix in bytes"),
           ctx.inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
     # Bytes of one DepthU step along K, and of one iteration (GlobalSplitU steps).
+    first = arg(f"InitialStride{op.name}") if g.initial_strides_ab else None
     if op.tlu:
         m.add(ctx.inst("s_mul_i32", op.chunk_bytes, arg(op.stride_arg), g.depth_u * bpe))
+    elif first is not None:     # K is A's / B's first index: it steps by InitialStride elements
+        m.add(ctx.inst("s_mul_i32", op.chunk_bytes, first, g.depth_u * bpe))
     else:
         m.add(ctx.inst("s_mov_b32", op.chunk_bytes, g.depth_u * bpe))
     if g.global_split_u > 1:
@@ -226,12 +229,17 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         if not g.buffer_load:   # no range check on global loads: rows past the edge read the last row
             last = ctx.sgpr(f"LastRow{op.name}")
             m.add(ctx.inst("s_sub_u32", last, arg(op.free_size_arg), 1), ctx.inst("v_min_u32", row, last, row))
-        if op.tlu:   # element (row, k) at row + k*ld
+        first_index = row if op.tlu else k_index
+        if first is not None:   # UseInitialStridesAB: the first index steps by InitialStride elements
+            scaled = ctx.vgpr(f"{op.name}FirstScaled")
+            m.add(ctx.inst("v_mul_lo_u32", scaled, first_index, first))
+            first_index = scaled
+        if op.tlu:   # element (row, k) at row*s0 + k*ld (s0 = 1 without initial strides)
             m.add(ctx.inst("v_mul_lo_u32", tmp, k_index, arg(op.stride_arg)),
-                  ctx.inst("v_add_u32", tmp, tmp, row))
-        else:        # element (row, k) at k + row*ld
+                  ctx.inst("v_add_u32", tmp, tmp, first_index))
+        else:        # element (row, k) at k*s0 + row*ld
             m.add(ctx.inst("v_mul_lo_u32", tmp, row, arg(op.stride_arg)),
-                  ctx.inst("v_add_u32", tmp, tmp, k_index))
+                  ctx.inst("v_add_u32", tmp, tmp, first_index))
         m.add(ctx.inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
         if straddling_vectors(g, op.name):
             m.add(_mark_edge_vector(ctx, op, i, row, arg(op.free_size_arg)))

@@ -399,7 +399,8 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     g = geometry
     layout = argument_layout(g.batched, g.use_beta, g.compute_type, stagger_u=g.stagger_u > 0,
                              workgroup_mapping=abs(g.workgroup_mapping) > 1, persistent=g.persistent_kernel != 0,
-                             persistent_along_batch=g.persistent_kernel_along_batch, pointer_array=g.pointer_array)
+                             persistent_along_batch=g.persistent_kernel_along_batch, pointer_array=g.pointer_array,
+                             initial_strides_ab=g.initial_strides_ab, initial_strides_cd=g.initial_strides_cd)
     regs, arg_block = entry_registers(ctx, layout, g.batched)
     body = Module(name)
     body.add(load_arguments(ctx, regs, arg_block), load_batch_pointers(ctx, regs), thread_coordinates(ctx, regs),

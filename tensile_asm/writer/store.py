@@ -62,8 +62,19 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
               ctx.inst("s_lshl_b64", off, off, shift),
               ctx.inst("s_add_u32", srd[0], srd[0], off[0]),
               ctx.inst("s_addc_u32", srd[1], srd[1], off[1]))
-    m.add(ctx.inst("s_mul_i32", srd[2], ld, arg("SizesFree1"), comment="num_records: ld * N elements"),
-          ctx.inst("s_lshl_b32", srd[2], srd[2], shift),
+    if g.initial_strides_cd and not workspace:
+        # num_records: the last element's offset plus one, (M-1)*s0 + (N-1)*ld + 1 (a first stride or ld of 0
+        # broadcasts C along that index)
+        tmp = ctx.sgpr(f"Records{letter}")
+        m.add(ctx.inst("s_sub_u32", tmp, arg("SizesFree0"), 1),
+              ctx.inst("s_mul_i32", tmp, tmp, arg(f"InitialStride{letter}")),
+              ctx.inst("s_sub_u32", srd[2], arg("SizesFree1"), 1),
+              ctx.inst("s_mul_i32", srd[2], srd[2], ld),
+              ctx.inst("s_add_u32", srd[2], srd[2], tmp),
+              ctx.inst("s_add_u32", srd[2], srd[2], 1, comment="num_records: (M-1)*s0 + (N-1)*ld + 1 elements"))
+    else:
+        m.add(ctx.inst("s_mul_i32", srd[2], ld, arg("SizesFree1"), comment="num_records: ld * N elements"))
+    m.add(ctx.inst("s_lshl_b32", srd[2], srd[2], shift),
           ctx.inst("s_mov_b32", srd[3], arch.memory["buffer_srd_word3"]))
     return m, srd
 
@@ -191,6 +202,28 @@ def masked_row_offset(ctx, regs, dst: VReg, row: VReg) -> Module:
         ctx.inst("v_cndmask_b32", dst, ctx.oob_offset, row, VCC))
 
 
+def _element_offsets(ctx, regs, dst: VReg, row_offsets: list, col_off, letter: str):
+    """dst[i] = row_offsets[i] + col_off, or the out-of-range offset where VCC (the column test) is off.
+    With UseInitialStridesCD the row offsets (row * bpe, or out of range past M) are scaled by the first
+    stride of ``letter`` (InitialStrideC/D) first: the in-range test then also takes the row's, and VCC
+    is left holding the column test."""
+    if not ctx.geometry.initial_strides_cd:    # a plain list: the kernel text stays as before initial strides
+        return [inst for i, row_off in enumerate(row_offsets)
+                for inst in (ctx.inst("v_add_u32", dst[i], row_off, col_off),
+                             ctx.inst("v_cndmask_b32", dst[i], ctx.oob_offset, dst[i], VCC))]
+    m = Module(f"{letter} element offsets")
+    col_ok = ctx.sgpr("StoreColumnInRange", 2)
+    m.add(ctx.inst("s_mov_b64", col_ok, VCC))
+    for i, row_off in enumerate(row_offsets):
+        m.add(ctx.inst("v_cmp_gt_u32", VCC, ctx.oob_offset, row_off, comment="row inside M"),
+              ctx.inst("s_and_b64", VCC, VCC, col_ok),
+              ctx.inst("v_mul_lo_u32", dst[i], row_off, regs.arg(f"InitialStride{letter}"),
+                       comment=f"row * {letter}'s first stride"),
+              ctx.inst("v_add_u32", dst[i], dst[i], col_off),
+              ctx.inst("v_cndmask_b32", dst[i], ctx.oob_offset, dst[i], VCC))
+    return m.add(ctx.inst("s_mov_b64", VCC, col_ok))
+
+
 def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_beta: bool,
                   atomic=False) -> Module:
     """``atomic``: False, True, or for fp16 D the ``HalfAtomicTarget`` the compare-and-swap uses."""
@@ -207,10 +240,8 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
         m.add(ctx.inst("v_cmp_lt_u32", VCC, col.col, regs.arg("SizesFree1")))
     if remap is None:
         m.add(ctx.inst("v_mul_lo_u32", col_off, col.col, regs.arg("StridesD0")),
-              ctx.inst("v_lshlrev_b32", col_off, shift, col_off))
-        for i in range(n):
-            m.add(ctx.inst("v_add_u32", offsets[i], col.row_offsets[i], col_off),
-                  ctx.inst("v_cndmask_b32", offsets[i], ctx.oob_offset, offsets[i], VCC))
+              ctx.inst("v_lshlrev_b32", col_off, shift, col_off),
+              _element_offsets(ctx, regs, offsets, col.row_offsets, col_off, "D"))
     if g.writes_workspace:   # unscaled partial sums in the accumulator type
         for i, v in enumerate(col.values):
             m.add(remap.write(ctx, v, col.lds_offsets[i]) if remap is not None
@@ -224,9 +255,7 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
         c_values = VReg("v", n * r, "ValuCLoaded", align=ctx.arch.vgpr["tuple_alignment"] if r > 1 else 1)
         m.add(ctx.inst("v_mul_lo_u32", c_col_off, col.col, regs.arg("StridesC0")),
               ctx.inst("v_lshlrev_b32", c_col_off, shift, c_col_off))
-        for i in range(n):
-            m.add(ctx.inst("v_add_u32", c_offsets[i], col.row_offsets[i], c_col_off),
-                  ctx.inst("v_cndmask_b32", c_offsets[i], ctx.oob_offset, c_offsets[i], VCC))
+        m.add(_element_offsets(ctx, regs, c_offsets, col.row_offsets, c_col_off, "C"))
         for i in range(n):
             m.add(memory_op(ctx, LOAD_OUT[g.out_bpe], c_values.slice(i * r, r), c_offsets[i], srd_c))
         for i, v in enumerate(col.values):
