@@ -58,7 +58,7 @@ def solutions(draw, fractional: bool = False):
     ``fractional`` (the --slow run) also draws FractionalLoad (the CI draws stay as they were)."""
     # A/B, C/D, compute types: fp32, or 16-bit inputs (loaded as vectors of up to 8, widened to fp32 in LDS),
     # or complex fp32 / fp64 (C, Z: 8- and 16-byte elements, A and/or B conjugated)
-    types = draw(st.sampled_from(("sss", "sss", "sss", "hhs", "hss", "bbs", "bss", "hhh", "ccc", "zzz")))
+    types = draw(st.sampled_from(("sss", "sss", "sss", "hhs", "hss", "bbs", "bss", "hhh", "ccc", "zzz", "ddd")))
     half = types[0] in "hb"
     ebytes = {"h": 2, "b": 2, "c": 8, "z": 16}.get(types[0], 4)
     vw = draw(st.sampled_from((1, 2, 4, 8) if half else (1, 2) if ebytes > 4 else (1, 2, 4)))
@@ -106,8 +106,9 @@ def solutions(draw, fractional: bool = False):
         "WorkGroup": [wg0, wg1, lsu], "ThreadTile": [tt0, tt1], "DepthU": du,
         "VectorWidth": draw(st.sampled_from((vw, -1))) if vw == _auto_vw(tt0, tt1) else vw,
         "GlobalReadVectorWidth": grvw, "PrefetchGlobalRead": pgr, "PrefetchLocalRead": plr,
-        "WorkGroupMapping": draw(st.sampled_from((1, 2, 4, 8, 16))),
+        "WorkGroupMapping": draw(st.sampled_from((1, 2, 4, 8, 16, 3, 5, 6, 7, 12, -4))),
         "StaggerU": draw(st.sampled_from((0, 2, 4, 8, 32))),
+        "StaggerUMapping": draw(st.sampled_from((0, 0, 1, 2, 3, 4))),
         "StaggerUStride": draw(st.sampled_from((0, 16, 64, 256))),
         "EdgeType": draw(st.sampled_from(("Branch", "ShiftPtr"))),
         "GlobalSplitU": draw(st.sampled_from((1, 1, 1, 2, 3))),
@@ -128,6 +129,8 @@ def solutions(draw, fractional: bool = False):
     problem = {"OperationType": "GEMM", "DataType": a, "DestDataType": c, "ComputeDataType": comp,
                "HighPrecisionAccumulate": half and comp == "s", "TransposeA": ta, "TransposeB": tb,
                "Batched": draw(st.booleans()), "UseBeta": draw(st.sampled_from((True, True, False)))}
+    if not problem["Batched"] and params["StaggerUMapping"] in (2, 3):   # no batch coordinate to stagger by
+        params["StaggerUMapping"] = 0
     if ebytes > 4:
         problem.update(ComplexConjugateA=draw(st.booleans()), ComplexConjugateB=draw(st.booleans()))
     elif draw(st.sampled_from((False, False, False, True))):   # Int8x4 (4xi8II): 32-bit elements as fp32's
@@ -188,7 +191,17 @@ def cases(draw, largest: int, fractional: bool = False):
         # a third of these batched problems pointer-array (_GB, GlobalSplitU's helpers too; not PersistentKernel):
         # decided by the seed already drawn, so the other draws (and the cases they make) stay as they were
         problem = {**problem, "StridedBatched": False}
-    return dict(arch=arch, problem=problem, params=params, size=size, alpha=alpha, beta=beta, seed=data_seed)
+    first_stride = None
+    if data_seed % 5 == 1 and d.global_split_u == 1:
+        # UseInitialStridesCD (C's first stride 0, a bias broadcast along I, or 3; D's 2), and AB where the reads
+        # are single elements (A's 3, B's 2): decided by the seed, so the other draws stay as they were
+        ab = d.glvw_a == 1 and d.glvw_b == 1
+        problem = {**problem, "UseInitialStridesCD": True, "UseInitialStridesAB": ab}
+        assume(supports(Solution.from_dict({"ProblemType": problem, **params}, where="random case"),
+                        load_arch(arch)) is None)
+        first_stride = {"C": (0, 3)[data_seed % 2], "D": 2, **({"A": 3, "B": 2} if ab else {})}
+    return dict(arch=arch, problem=problem, params=params, size=size, alpha=alpha, beta=beta, seed=data_seed,
+                first_stride=first_stride)
 
 
 _BUILT: dict = {}
@@ -217,8 +230,10 @@ def check(case: dict) -> None:
     built = _built(case["arch"], case["problem"], case["params"])
     assume(built is not None)
     co, contract = built
-    [r] = verify_sizes(co, contract, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime())
-    assert r.passed, (f"{r.size} alpha {r.alpha} beta {r.beta}: {r.detail} (max rel err {r.max_rel_error})\n"
+    [r] = verify_sizes(co, contract, [case["size"]], case["alpha"], case["beta"], case["seed"], EmulatedRuntime(),
+                       first_stride=case.get("first_stride"))
+    assert r.passed, (f"{r.size} alpha {r.alpha} beta {r.beta} first strides {case.get('first_stride')}: {r.detail} "
+                      f"(max rel err {r.max_rel_error})\n"
                       f"reproduce with:\n{reproducer(case)}")
 
 
