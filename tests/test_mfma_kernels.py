@@ -563,17 +563,24 @@ def test_unimplemented_load_mappings_are_refused(extra, why):
     assert reason is not None and reason.endswith(why), reason
 
 
-@pytest.mark.parametrize("ta,grvw,refused", [(False, 8, True), (False, 4, True), (False, 16, False),
-                                             (False, 1, False), (True, 8, False)])
-def test_int8_narrow_tile_contiguous_loads_are_refused(ta, grvw, refused):
-    """I8II with A contiguous along M read 4 or 8 bytes at a time fails verification on rocBLAS's aldebaran NN
-    logic (a known writer bug): refused; 1 and 16 bytes, and A contiguous along K, are built."""
-    sol = make(problem("I8II", ta, False), {"MatrixInstruction": [32, 32, 8, 1, 1, 1, 1, 2, 2], "DepthU": 64,
-                                            "PrefetchGlobalRead": 1, "GlobalReadVectorWidth": grvw,
-                                            "TransposeLDS": 1})
-    assert sol.valid, sol.rejection
-    reason = supports(sol, load_arch("gfx90a"))
-    assert (reason is not None and reason.startswith("I8II MFMA with A or B contiguous")) == refused, reason
+@pytest.mark.parametrize("grvw,af0em", [(8, 1), (4, 4)])
+def test_int8_narrow_tile_contiguous_loads(request, grvw, af0em):
+    """I8II with A contiguous along M read 4 or 8 bytes at a time (rocBLAS's aldebaran Cijk_Ailk_Bljk_I8II_BH_GB
+    logic, once refused): partial vectors at the free edge load byte by byte (AssertFree0ElementMultiple 1: M 1
+    and primes), or M is a multiple of the width (AssertFree0ElementMultiple = width, Tensile's Free0SizeMultiple
+    predicate); K a prime past two DepthU steps, batch 2, beta 0. The (4, 4) case runs with --slow."""
+    if af0em > 1 and not request.config.getoption("--slow"):
+        pytest.skip("the --slow run")
+    params = {"MatrixInstruction": [32, 32, 8, 1, 1, 1, 1, 2, 2], "DepthU": 32, "PrefetchGlobalRead": 2,
+              "PrefetchLocalRead": 1, "GlobalReadVectorWidth": grvw, "LocalReadVectorWidth": 8, "TransposeLDS": 1,
+              "UnrollMajorLDSB": 1, "LdsPadB": 4, "WaveSeparateGlobalReadA": 1, "WaveSeparateGlobalReadB": 1,
+              "AssertFree0ElementMultiple": af0em}
+    co, contract, kernel = built("gfx90a", problem("I8II", False, False), params)
+    assert ("buffer_load_dwordx2" if grvw == 8 else "buffer_load_dword") in kernel.text()
+    m = (lambda v: -(-v // af0em) * af0em)
+    for alpha, beta, sizes in ((7, -3, [Size(m(1), 1, 1, 1), Size(m(67), 29, 71, 2)]), (-2, 0, [Size(m(13), 65, 64, 1)])):
+        results = verify_sizes(co, contract, sizes, alpha, beta, 5, EmulatedRuntime())
+        assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
 
 
 # LocalSplitU: the groups' partial tiles from AGPRs (or MIArchVgpr VGPRs) summed through LDS (writer/split_u.py);

@@ -29,23 +29,38 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tensile_asm.benchmark import float8
+
 EPS32 = 2.0 ** -24
 # per type: numpy storage, unit roundoff, poison bit pattern (quiet NaNs with a payload)
 # 4xi8: four int8 values packed in 32 bits (Tensile's Int8x4; K counts packs); I8: int8; I: int32
 STORAGE = {"S": np.float32, "D": np.float64, "H": np.float16, "B": np.uint16, "4xi8": np.uint32, "I": np.int32,
-           "I8": np.int8, "C": np.complex64, "Z": np.complex128}
+           "I8": np.int8, "C": np.complex64, "Z": np.complex128,
+           "F8": np.uint8, "B8": np.uint8, "F8B8": np.uint8, "B8F8": np.uint8}
 ROUNDOFF = {"S": 2.0 ** -24, "D": 2.0 ** -53, "H": 2.0 ** -11, "B": 2.0 ** -8, "4xi8": 0.0, "I": 0.0, "I8": 0.0,
-            "C": 2.0 ** -24, "Z": 2.0 ** -53}
+            "C": 2.0 ** -24, "Z": 2.0 ** -53, **float8.ROUNDOFF}
 # complex types: both parts hold their real type's poison (the bit pattern is per part)
 POISON_BITS = {"S": 0x7FC0DEAD, "D": 0x7FF8DEADDEADDEAD, "H": 0x7E5D, "B": 0x7FDD, "4xi8": 0x7FC0DEAD,
-               "I": 0x7FC0DEAD, "I8": 0x5D, "C": 0x7FC0DEAD, "Z": 0x7FF8DEADDEADDEAD}
+               "I": 0x7FC0DEAD, "I8": 0x5D, "C": 0x7FC0DEAD, "Z": 0x7FF8DEADDEADDEAD,
+               "F8": float8.NAN_CODE, "B8": float8.NAN_CODE, "F8B8": float8.NAN_CODE, "B8F8": float8.NAN_CODE}
 COMPLEX_TYPES = ("C", "Z")
 INTEGER_TYPES = ("4xi8", "I", "I8")
+# gfx942's fp8/bf8 (FNUZ) and the hybrids (A's format, B's format): uint8 codes (float8.py)
+FLOAT8_TYPES = ("F8", "B8", "F8B8", "B8F8")
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
+def operand_type(type_char: str, t: str) -> str:
+    """The type of matrix ``t``'s elements (A, B, C or D) given the data type (A/B) or dest type (C/D):
+    the hybrid fp8 types name A's format then B's."""
+    return float8.operand_types(type_char)[t == "B"] if type_char in FLOAT8_TYPES else type_char
+
+
 def to_float64(values: np.ndarray, type_char: str) -> np.ndarray:
-    """float64 values (complex128 for the complex types)."""
+    """float64 values (complex128 for the complex types; fp8 codes decoded exactly, a hybrid type as A's
+    format: use ``operand_type``)."""
+    if type_char in FLOAT8_TYPES:
+        return float8.decode(values, operand_type(type_char, "A"))
     if type_char in COMPLEX_TYPES:
         return values.astype(np.complex128)
     if type_char == "B":
@@ -59,6 +74,8 @@ def from_float(values: np.ndarray, type_char: str) -> np.ndarray:
         bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
         rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
         return rounded.astype(np.uint16)
+    if type_char in FLOAT8_TYPES:   # nearest code, saturating (a hybrid type as A's format)
+        return float8.encode(values, operand_type(type_char, "A"))
     if type_char == "I8":       # int8 saturates (a large guard value reads as 127)
         return np.clip(values, -128, 127).astype(np.int8)
     return values.astype(STORAGE[type_char])
@@ -186,7 +203,7 @@ def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = Fa
                 inst.arrays[t] = (parts[:, 0] + 1j * parts[:, 1]).astype(STORAGE[type_char])
                 continue
             mag = rng.uniform(0.25, 1.0, size)
-            inst.arrays[t] = from_float(np.where(rng.random(size) < 0.5, -mag, mag), type_char)
+            inst.arrays[t] = from_float(np.where(rng.random(size) < 0.5, -mag, mag), operand_type(type_char, t))
     return inst
 
 
@@ -238,7 +255,8 @@ def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray
     if inst.data_type in INTEGER_TYPES:
         ref = integer_reference(inst, int(alpha), int(beta)).astype(np.float64)
         return ref, np.ones_like(ref)
-    a, b = to_float64(inst.view("A"), inst.data_type), to_float64(inst.view("B"), inst.data_type)
+    a = to_float64(inst.view("A"), operand_type(inst.data_type, "A"))
+    b = to_float64(inst.view("B"), operand_type(inst.data_type, "B"))
     if inst.conjugate_a:
         a = np.conj(a)
     if inst.conjugate_b:

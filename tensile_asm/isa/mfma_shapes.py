@@ -41,7 +41,8 @@ class MfmaShape:
     k: int
     blocks: int
     out_type: str          # f32, i32, f64
-    in_type: str           # A/B element type as the mnemonic names it: f32, f16, bf16, f64, ...
+    in_type: str           # A/B element type as the mnemonic names it: f32, f16, bf16, f64, ...; A's and B's
+                           # joined by ``_`` where they differ (gfx942's hybrid fp8_bf8, bf8_fp8)
     a_regs: int            # registers per lane of A (and of B)
     d_regs: int            # registers per lane of C/D
 
@@ -53,7 +54,8 @@ class MfmaShape:
 
 @lru_cache(maxsize=None)
 def mfma_shapes(arch_name: str) -> tuple[MfmaShape, ...]:
-    """Every MFMA of ``arch_name`` with one type for A and B (what GEMM kernels use)."""
+    """Every MFMA of ``arch_name`` whose A and B have one size (what GEMM kernels use): one type, or the
+    hybrid 8-bit floats (fp8 A with bf8 B and the reverse, ``in_type`` "fp8_bf8" / "bf8_fp8")."""
     shapes = []
     for listed in load_instructions(arch_name):
         name = strip_encoding_suffix(listed)
@@ -62,14 +64,14 @@ def mfma_shapes(arch_name: str) -> tuple[MfmaShape, ...]:
         if parsed is None or sig is None:
             continue
         out, m, n, k, (ta, tb) = parsed
-        if ta != tb:
+        if BITS[ta] != BITS[tb]:
             continue
         a_regs, d_regs = sig[1].alternatives[0][1], sig[0].alternatives[0][1]
         bits = BITS[ta]
         per_lane = a_regs * 32 // bits if bits < 64 else a_regs // 2
         blocks = per_lane * 64 // (m * k)
         if blocks >= 1 and per_lane * 64 == blocks * m * k:
-            shapes.append(MfmaShape(name, m, n, k, blocks, out, ta, a_regs, d_regs))
+            shapes.append(MfmaShape(name, m, n, k, blocks, out, ta if ta == tb else f"{ta}_{tb}", a_regs, d_regs))
     return tuple(shapes)
 
 

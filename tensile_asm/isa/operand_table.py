@@ -60,6 +60,7 @@ s_memtime s_memrealtime                                                         
 v_mov_b32 v_not_b32 v_bfrev_b32 v_ffbh_u32 v_ffbl_b32 v_rcp_f32 v_rcp_iflag_f32 v_rsq_f32        | v vsi
 v_sqrt_f32 v_exp_f32 v_log_f32 v_trunc_f32 v_floor_f32 v_ceil_f32 v_rndne_f32 v_fract_f32         | v vsi
 v_cvt_f32_u32 v_cvt_u32_f32 v_cvt_f32_i32 v_cvt_i32_f32 v_cvt_f16_f32 v_cvt_f32_f16               | v vsi
+v_cvt_f32_fp8 v_cvt_f32_bf8                                                                     | v vsi
 v_cvt_f32_ubyte0 v_cvt_f32_ubyte1 v_cvt_f32_ubyte2 v_cvt_f32_ubyte3 v_cvt_rpi_i32_f32             | v vsi
 v_cvt_f16_u16 v_cvt_f16_i16 v_cvt_u16_f16 v_cvt_i16_f16 v_rcp_f16 v_sqrt_f16                      | v vsi
 v_add_f32 v_sub_f32 v_subrev_f32 v_mul_f32 v_min_f32 v_max_f32 v_fmac_f32 v_mac_f32 v_ldexp_f32   | v vsi vsi
@@ -68,6 +69,7 @@ v_and_b32 v_or_b32 v_xor_b32 v_lshlrev_b32 v_lshrrev_b32 v_ashrrev_i32 v_min_u32
 v_min_i32 v_max_i32 v_add_f16 v_sub_f16 v_mul_f16 v_mac_f16 v_max_f16 v_min_f16 v_dot2c_f32_f16 | v vsi vsi
 v_add_u16 v_sub_u16 v_mul_lo_u16 v_lshlrev_b16 v_lshrrev_b16 v_xnor_b32                           | v vsi vsi
 v_mul_lo_u32 v_mul_hi_u32 v_mul_hi_i32 v_bfm_b32 v_pack_b32_f16 v_cvt_pkrtz_f16_f32 v_bcnt_u32_b32 | v vsi vsi
+v_cvt_pk_fp8_f32 v_cvt_pk_bf8_f32                                                               | v vsi vsi
 v_mbcnt_lo_u32_b32 v_mbcnt_hi_u32_b32 v_cvt_pknorm_i16_f32 v_cvt_pk_u16_u32 v_add_i32 v_sub_i32   | v vsi vsi
 v_fma_f32 v_mad_f32 v_mad_u32_u24 v_mad_i32_i24 v_add3_u32 v_lshl_add_u32 v_add_lshl_u32          | v vsi vsi vsi
 v_lshl_or_b32 v_and_or_b32 v_or3_b32 v_xad_u32 v_bfe_u32 v_bfe_i32 v_bfi_b32 v_alignbit_b32       | v vsi vsi vsi

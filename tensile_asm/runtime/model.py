@@ -41,7 +41,7 @@ LDS_BYTES_PER_CLOCK = 128
 PROLOGUE_CLOCKS = 600
 STORE_BYTES_PER_CLOCK = 64
 LAUNCH_SECONDS = 2.0e-6
-_ELEMENT = {"S": 4, "D": 8, "H": 2, "B": 2, "I": 1, "I8": 1}
+_ELEMENT = {"S": 4, "D": 8, "H": 2, "B": 2, "I": 1, "I8": 1, "F8": 1, "B8": 1, "F8B8": 1, "B8F8": 1}
 _DS_WIDTH = re.compile(r"ds_(read|write|load|store)(2st64|2)?_(b|u|i)(8|16|32|64|96|128)(_d16(_hi)?)?$")
 
 

@@ -63,10 +63,13 @@ def geometry(solution) -> Geometry:
 
 # (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at
 # the store: more accurate than Tensile's fp16 accumulation), the HPA forms of H and B, int8 into int32
-# (4xi8II with VALU dot products, I8II with MFMA), and complex C and Z (VALU only so far).
+# (4xi8II with VALU dot products, I8II with MFMA), complex C and Z (VALU only so far), and gfx942's fp8/bf8
+# (F8, B8 and the hybrids F8B8, B8F8; MFMA only) into fp32 with fp32, fp16 or fp8/bf8 C/D.
 SUPPORTED_TYPES = {("S", "S", "S"), ("D", "D", "D"), ("H", "H", "H"), ("H", "H", "S"), ("H", "S", "S"),
                    ("B", "B", "S"), ("B", "S", "S"), ("4xi8", "I", "I"), ("I8", "I", "I"), ("C", "C", "C"),
-                   ("Z", "Z", "Z")}
+                   ("Z", "Z", "Z")} | {
+                   (ab, cd, "S") for ab in ("F8", "B8", "F8B8", "B8F8") for cd in ("S", "H")} | {
+                   ("F8", "F8", "S"), ("B8", "B8", "S"), ("F8B8", "B8", "S"), ("B8F8", "B8", "S")}
 
 
 def _problem_reason(solution) -> str | None:
@@ -75,6 +78,9 @@ def _problem_reason(solution) -> str | None:
     if types not in SUPPORTED_TYPES:
         names = ", ".join("".join(t) for t in sorted(SUPPORTED_TYPES))
         return f"data types {''.join(types)} (A/B, C/D, compute) are not implemented; the writer builds {names}"
+    if pt.stochastic_rounding:
+        return (f"StochasticRounding=True ({pt.dest_type.char} D rounded stochastically by Tensile's in-kernel "
+                f"pseudo-random generator) is not implemented; use StochasticRounding false (round to nearest even)")
     if pt.batched and not pt.strided_batched:
         d = solution.derived
         if not d.buffer_load:
@@ -197,6 +203,9 @@ def supports(solution, arch: Arch) -> str | None:
         return reason
     if g.data_type == "4xi8" and g.is_mfma:
         return "Int8x4 (4xi8II) with MatrixInstruction is not implemented"
+    if g.float8 and not g.is_mfma:
+        return (f"{g.data_type} (fp8/bf8) without MatrixInstruction is not implemented; the fp8 types are built "
+                f"with gfx942's fp8 MFMAs")
     if g.data_type == "I8" and not g.is_mfma:
         return "Int8 (I8II) without MatrixInstruction is not implemented (VALU int8 kernels are built as 4xi8II)"
     if g.integer and not g.is_mfma and not InstructionSet(arch).encoding("v_dot4_i32_i8"):

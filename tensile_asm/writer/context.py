@@ -32,7 +32,7 @@ class Geometry:
     The one thing decided here is the LDS element: for VALU kernels 16-bit inputs are widened to fp32 on
     their way into LDS (and accumulate in fp32), so LDS holds 4-byte elements (8 for fp64) where Tensile's
     keys count A/B elements; the derivation's LDS tiles are placed at that size (``lds``). With MFMA, 8- and
-    16-bit inputs (I8, H, B) stay their own size in LDS, as in Tensile's kernels (widened they would need
+    16-bit inputs (I8, the fp8/bf8 types, H, B) stay their own size in LDS, as in Tensile's kernels (widened they would need
     two or four times Tensile's LDS): the MFMA reads its operands from LDS as they are (mfma_local_read.py).
     """
 
@@ -41,7 +41,9 @@ class Geometry:
 
     # 4xi8: four int8 values in 32 bits; I8: one int8 (LDS holds it as a byte, as Tensile's: ``lds_bpe``);
     # C and Z: complex fp32 / fp64, real part then imaginary part
-    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "4xi8": 4, "I": 4, "I8": 1, "C": 8, "Z": 16}
+    # F8/B8: gfx942's fp8 / bf8 (FNUZ), F8B8/B8F8 the hybrids (A fp8 and B bf8, or the reverse)
+    TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "4xi8": 4, "I": 4, "I8": 1, "C": 8, "Z": 16,
+                  "F8": 1, "B8": 1, "F8B8": 1, "B8F8": 1}
 
     wg0 = _derived("wg0")
     wg1 = _derived("wg1")
@@ -176,9 +178,14 @@ class Geometry:
     @property
     def narrow_lds(self) -> bool:
         """A/B keep their own size in LDS, as in Tensile's kernels (whose LdsNumElements count A/B elements):
-        8- and 16-bit inputs (I8, H, B) with MFMA, which read them from LDS as they are. The VALU writer
+        8- and 16-bit inputs (I8, fp8/bf8, H, B) with MFMA, which read them from LDS as they are. The VALU writer
         widens 16-bit inputs to fp32 on their way into LDS."""
         return self.is_mfma and self.in_bpe < 4
+
+    @property
+    def float8(self) -> bool:
+        """A/B are fp8/bf8 (F8, B8 or a hybrid): fp8 MFMAs accumulating in fp32."""
+        return self.data_type in ("F8", "B8", "F8B8", "B8F8")
 
     @property
     def writes_workspace(self) -> bool:

@@ -31,7 +31,12 @@ from tensile_asm.writer.context import Geometry, KernelContext
 # A/B data type -> the MFMA's input type and its output (accumulator) type, for the types implemented.
 # Complex C and Z run the real MFMAs of their parts (mfma_complex.py).
 MFMA_TYPES = {"S": ("f32", "f32"), "D": ("f64", "f64"), "H": ("f16", "f32"), "B": ("bf16", "f32"),
-              "I8": ("i8", "i32"), "C": ("f32", "f32"), "Z": ("f64", "f64")}
+              "I8": ("i8", "i32"), "C": ("f32", "f32"), "Z": ("f64", "f64"), "F8": ("fp8", "f32"),
+              "B8": ("bf8", "f32"), "F8B8": ("fp8_bf8", "f32"), "B8F8": ("bf8_fp8", "f32")}
+# the hybrid fp8 MFMAs with their operands exchanged (SourceSwap: B's values are the first operand)
+SWAPPED_IN_TYPE = {"fp8_bf8": "bf8_fp8", "bf8_fp8": "fp8_bf8"}
+# MFMA input types whose values are bytes (packed four to a register from byte reads)
+BYTE_IN_TYPES = ("i8", "fp8", "bf8", "fp8_bf8", "bf8_fp8")
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,8 @@ def _shape(g: Geometry, arch: Arch) -> MfmaShape | None:
     in_t, out_t = MFMA_TYPES[g.data_type]
     if xf32(g):
         in_t = "xf32"
+    if g.source_swap:   # Tensile's MFMA.py: the hybrid's types follow the operands
+        in_t = SWAPPED_IN_TYPE.get(in_t, in_t)
     return find_mfma(arch.name, in_t, out_t, m, n, k, b)
 
 
@@ -121,13 +128,6 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
         return (f"MIWaveTile {list(g.mi_wave_tile)} is not a multiple of VectorWidth {g.vector_width} / "
                 f"VectorWidthB {g.vector_width_b}")
     checks = (
-        # Found by verifying rocBLAS's aldebaran Cijk_Ailk_Bljk_I8II_BH_GB logic: its solutions that read A along M
-        # 4 or 8 bytes at a time give wrong rows even at 1x1x1 (16 bytes and single bytes verify); refused until
-        # that int8 load path is fixed.
-        (g.data_type == "I8" and any(tlu and 1 < g.glvw(op) < 16 for op, tlu in (("A", g.tlu_a), ("B", g.tlu_b))),
-         f"I8II MFMA with A or B contiguous along its free index read {g.glvw_a}/{g.glvw_b} bytes at a time "
-         f"(GlobalLoadVectorWidthA/B) is refused: such real aldebaran solutions fail verification (a known writer "
-         f"bug; 1 or 16 bytes work)"),
         # Tensile rejects it there too (HasMFMA_vgpr): gfx908's MFMAs write AGPRs only
         (g.mi_arch_vgpr and not arch.vgpr.get("unified"),
          f"MIArchVgpr is not supported by {arch.name}: its MFMAs write AGPRs only"),
@@ -195,13 +195,14 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
 def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: str) -> tuple[Module, VReg]:
     """The MFMA operands of narrow inputs from the values read from LDS one register per value (a K-major
     tile), packed low K value first: fp16/bf16 read as 16-bit values (ds_read_u16, zero-extended) two per
-    register (v_lshl_or_b32); int8 four per register from the bytes (ds_read_u8: two v_perm_b32 place bytes
+    register (v_lshl_or_b32); 8-bit values (int8, fp8, bf8) four per register
+    from the bytes (ds_read_u8: two v_perm_b32 place bytes
     0,1 and 2,3, the others zero, an OR joins them)."""
     s = p.shape
     packed = VReg("v", tiles * s.a_regs, name, align=ctx.arch.vgpr["tuple_alignment"] if s.a_regs > 1 else 1)
     m = Module(f"pack {name}")
     per_reg = s.values_per_lane // s.a_regs
-    if s.in_type == "i8":
+    if s.in_type in BYTE_IN_TYPES:
         low, high = ctx.sgpr("I8PackLow"), ctx.sgpr("I8PackHigh")
         lo_pair, hi_pair = ctx.vgpr("I8PackLo"), ctx.vgpr("I8PackHi")
         m.add(ctx.inst("s_mov_b32", low, 0x0C0C0400, comment="byte 0 of the second source, of the first, zeros"),
@@ -213,7 +214,7 @@ def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: 
             first = t * s.values_per_lane + r * per_reg
             v = [wide[first + j] for j in range(per_reg)]
             dst = packed[t * s.a_regs + r]
-            if s.in_type == "i8":
+            if s.in_type in BYTE_IN_TYPES:
                 m.add(ctx.inst("v_perm_b32", lo_pair, v[1], v[0], low),
                       ctx.inst("v_perm_b32", hi_pair, v[3], v[2], high),
                       ctx.inst("v_or_b32", dst, lo_pair, hi_pair))

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
@@ -144,8 +146,8 @@ def add_beta_c(ctx: KernelContext, v, beta, c) -> Module:
                                            fma(ctx, im, ci, br, fused), fma(ctx, im, cr, bi, fused))
 
 
-LOAD_OUT = {2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2", 16: "buffer_load_dwordx4"}
-STORE_OUT = {2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2", 16: "buffer_store_dwordx4"}
+LOAD_OUT = {1: "buffer_load_ubyte", 2: "buffer_load_ushort", 4: "buffer_load_dword", 8: "buffer_load_dwordx2", 16: "buffer_load_dwordx4"}
+STORE_OUT = {1: "buffer_store_byte", 2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2", 16: "buffer_store_dwordx4"}
 
 
 def memory_op(ctx: KernelContext, opcode: str, value, offset, srd) -> Module:
@@ -173,16 +175,44 @@ def widen_c(ctx: KernelContext, c) -> Module:
         return Module("C to fp32").add(ctx.inst("v_cvt_f32_f16", c, c))
     if t == "B":
         return Module("C to fp32").add(ctx.inst("v_lshlrev_b32", c, 16, c))
+    if t in FLOAT8_CONVERT:   # byte 0, exactly
+        return Module("C to fp32").add(ctx.inst(f"v_cvt_f32_{FLOAT8_CONVERT[t]}", c, c))
     return Module("C as is")
 
 
+# fp8 / bf8 C/D (gfx942's FNUZ formats): the conversions' type names and the largest finite value
+FLOAT8_CONVERT = {"F8": "fp8", "B8": "bf8"}
+FLOAT8_MAX = {"F8": 240.0, "B8": 57344.0}
+CLASS_NAN_INF = 0x207        # v_cmp_class_f32 mask: signalling and quiet NaN, -inf, +inf
+
+
+def _f32_bits(x: float) -> int:
+    return int(np.float32(x).view(np.uint32))
+
+
 def narrow(ctx: KernelContext, v) -> tuple[Module, object]:
-    """The value to store in D's type: fp16 by conversion, bf16 by round-to-nearest-even of the upper half."""
+    """The value to store in D's type: fp16 by conversion, bf16 by round-to-nearest-even of the upper half,
+    fp8/bf8 clipped and rounded to nearest even (the byte stored is the low one)."""
     t = ctx.geometry.dest_type
     m = Module(f"D to {t}")
     if t == "H":
         out = ctx.vgpr("StoreHalf")
         return m.add(ctx.inst("v_cvt_f16_f32", out, v)), out
+    if t in FLOAT8_CONVERT:
+        # Tensile's Fp32toFp8SWClip: finite values clipped to +-the largest fp8/bf8 first (v_med3), NaN and
+        # infinities passed as they are; then rounded to nearest even into the low byte (v_cvt_pk_*_f32)
+        big, small = ctx.sgpr("Fp8Max"), ctx.vgpr("Fp8Min")
+        flag, special = ctx.sgpr("Fp8NanInfClass"), ctx.sgpr("Fp8NanInf", 2)
+        clipped, out = ctx.vgpr("Fp8Clipped"), ctx.vgpr("StoreFp8")
+        m.add(ctx.inst("s_mov_b32", flag, CLASS_NAN_INF),
+              ctx.inst("v_cmp_class_f32", special, v, flag, comment="NaN or +-inf"),
+              ctx.inst("s_mov_b32", big, _f32_bits(FLOAT8_MAX[t])),
+              ctx.inst("v_mov_b32", small, _f32_bits(-FLOAT8_MAX[t])),
+              ctx.inst("v_med3_f32", clipped, v, big, small, comment=f"clip to +-{FLOAT8_MAX[t]:g}"),
+              ctx.inst("v_cndmask_b32", clipped, clipped, v, special),
+              ctx.inst("v_mov_b32", out, 0),
+              ctx.inst(f"v_cvt_pk_{FLOAT8_CONVERT[t]}_f32", out, clipped, clipped, comment="round to nearest even"))
+        return m, out
     if t == "B":
         out, bias = ctx.vgpr("StoreBF16"), ctx.sgpr("BF16RoundBias")
         m.add(ctx.inst("v_bfe_u32", out, v, 16, 1),

@@ -24,9 +24,9 @@ from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.prologue import EntryRegisters
 
-DS_WRITE = {2: "ds_write_b16", 4: "ds_write_b32", 8: "ds_write_b64"}
-DS_READ = {4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"}
-STORE = {2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2", 16: "buffer_store_dwordx4"}
+DS_WRITE = {1: "ds_write_b8", 2: "ds_write_b16", 4: "ds_write_b32", 8: "ds_write_b64"}
+DS_READ = {1: "ds_read_u8", 2: "ds_read_u16", 4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"}
+STORE = {1: "buffer_store_byte", 2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2", 16: "buffer_store_dwordx4"}
 
 
 @dataclass
@@ -110,6 +110,15 @@ class StoreRemap:
 
     def _element_store(self, ctx, v: VReg, i: int, offset, srd_d) -> Module:
         m = Module("remap: one element")
+        if self.bpe == 1:   # byte i % 4 of register i // 4 (fp8/bf8 D)
+            reg, byte = v[i // 4], i % 4
+            if byte == 2:
+                return m.add(ctx.inst("buffer_store_byte_d16_hi", reg, offset, srd_d, 0, mods=["offen"]))
+            if byte:
+                shifted = ctx.vgpr("RemapByte")
+                m.add(ctx.inst("v_lshrrev_b32", shifted, 8 * byte, reg))
+                reg = shifted
+            return m.add(ctx.inst("buffer_store_byte", reg, offset, srd_d, 0, mods=["offen"]))
         if self.bpe == 2:
             op = "buffer_store_short_d16_hi" if i % 2 else "buffer_store_short"
             return m.add(ctx.inst(op, v[i // 2], offset, srd_d, 0, mods=["offen"]))
