@@ -34,22 +34,25 @@ def _intervals(items) -> tuple[dict[VReg, _Interval], list[tuple[int, int]]]:
     labels: dict[str, int] = {}
     loops: list[tuple[int, int]] = []
     for pos, item in enumerate(items):
-        if isinstance(item, LabelDef):
+        cls = item.__class__
+        if cls is LabelDef:
             labels[item.name] = pos
             continue
-        if not isinstance(item, Instruction):
+        if cls is not Instruction and not isinstance(item, Instruction):
             continue
-        ndefs = item.info.num_defs
+        ndefs = -1
         for k, op in enumerate(item.operands):
-            if isinstance(op, Label) and op.name in labels:
+            t = op.__class__
+            if t is VRegRef:
+                iv = intervals.get(op.vreg)
+                if iv is None:
+                    if ndefs < 0:
+                        ndefs = item.info.num_defs
+                    intervals[op.vreg] = _Interval(op.vreg, pos, pos, k < ndefs)
+                else:
+                    iv.end = pos
+            elif t is Label and op.name in labels:
                 loops.append((labels[op.name], pos))
-            if not isinstance(op, VRegRef):
-                continue
-            iv = intervals.get(op.vreg)
-            if iv is None:
-                intervals[op.vreg] = _Interval(op.vreg, pos, pos, k < ndefs)
-            else:
-                iv.end = pos
     return intervals, loops
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from tensile_asm.isa.opcodes import OpInfo, op_info
-from tensile_asm.isa.registers import Imm, Label, Operand, Reg, Special, VReg, VRegRef, as_operand
+from tensile_asm.isa.registers import _OPERAND_TYPES, Imm, Label, Operand, Reg, Special, VReg, VRegRef, as_operand
 
 # Modifiers are (name, value) pairs; value None means a bare flag such as ``offen``.
 # Source modifiers of VOP3 floats are two masks, ('neg', bits) and ('abs', bits), where bit i
@@ -42,13 +42,21 @@ class Instruction:
 
     @property
     def info(self) -> OpInfo:
-        if self._info is None:
-            self._info = op_info(self.opcode, returns=self.has_modifier("glc") or self.has_modifier("sc0"),
-                                 lds=self.has_modifier("lds"))
-        return self._info
+        info = self._info
+        if info is None:
+            if self.modifiers:
+                info = op_info(self.opcode, self.has_modifier("glc") or self.has_modifier("sc0"),
+                               self.has_modifier("lds"))
+            else:
+                info = op_info(self.opcode, False, False)
+            self._info = info
+        return info
 
     def has_modifier(self, name: str) -> bool:
-        return any(m == name for m, _ in self.modifiers)
+        for m, _ in self.modifiers:
+            if m == name:
+                return True
+        return False
 
     def modifier(self, name: str, default: int | None = None) -> int | None:
         for m, v in self.modifiers:
@@ -68,18 +76,30 @@ class Instruction:
         """Every register operand (physical or virtual), defs first."""
         return (o for o in self.operands if isinstance(o, (Reg, VRegRef)))
 
-    def render(self, assignment: Mapping[VReg, int] | None = None) -> str:
+    def render(self, assignment: Mapping[VReg, int] | None = None, memo: dict | None = None) -> str:
+        """The instruction's text, virtual registers placed by ``assignment``. ``memo`` (id(operand) -> its
+        text), when given, is shared by the instructions of one rendering, whose operands stay alive."""
+        if memo is None:
+            memo = {}
         if self.opcode == "s_waitcnt":
             text = "s_waitcnt " + " ".join(f"{n}({v})" for n, v in self.modifiers)
         elif not self.modifiers:
             text = self.opcode
             if self.operands:
-                text += " " + ", ".join([_render_operand(o, assignment) for o in self.operands])
+                texts = []
+                for o in self.operands:
+                    t = memo.get(id(o))
+                    if t is None:
+                        t = memo[id(o)] = _render_operand(o, assignment)
+                    texts.append(t)
+                text += " " + ", ".join(texts)
         else:
             neg, absm, sext = (self.modifier(m, 0) or 0 for m in OPERAND_MASK_MODIFIERS)
             texts = []
             for i, o in enumerate(self.operands):
-                t = _render_operand(o, assignment)
+                t = memo.get(id(o))
+                if t is None:
+                    t = memo[id(o)] = _render_operand(o, assignment)
                 if absm >> i & 1:
                     t = f"|{t}|"
                 if neg >> i & 1:
@@ -119,9 +139,14 @@ def inst(opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Inst
     ``opcodes.op_info`` and the operands be operands. Writers and passes create instructions through
     ``instruction_set.InstructionSet(arch)``, which checks them against the arch; this is its builder,
     and what tests use for arch-free instruction objects."""
-    op_info(opcode)  # raises KeyError for an opcode we cannot describe
-    norm_mods = tuple([(m, None) if isinstance(m, str) else (m[0], m[1]) for m in mods]) if mods else ()
-    return Instruction(opcode, tuple([as_operand(o) for o in operands]), norm_mods, comment)
+    info = op_info(opcode, False, False)  # raises KeyError for an opcode we cannot describe
+    if mods:
+        norm_mods = tuple([(m, None) if isinstance(m, str) else (m[0], m[1]) for m in mods])
+        info = None                         # glc/sc0/lds change it: Instruction.info asks again
+    else:
+        norm_mods = ()
+    ops = tuple([o if o.__class__ in _OPERAND_TYPES else as_operand(o) for o in operands])
+    return Instruction(opcode, ops, norm_mods, comment, None, None, info)
 
 
 def waitcnt(vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,

@@ -66,9 +66,15 @@ class Module:
 
     def render(self, assignment: Mapping[VReg, int] | None = None) -> str:
         lines = []
+        memo: dict = {}            # id(operand) -> its text (the items keep their operands alive meanwhile)
         for item in self.flatten():
-            text = item.render(assignment)
-            lines.append(text if isinstance(item, LabelDef) else "  " + text)
+            cls = item.__class__
+            if cls is Instruction:
+                lines.append("  " + item.render(assignment, memo))
+            elif cls is LabelDef:
+                lines.append(item.render(assignment))
+            else:
+                lines.append("  " + item.render(assignment))
         return "\n".join(lines) + "\n"
 
 

@@ -68,13 +68,30 @@ class VReg:
         return VRegRef(self, 0, self.count)
 
 
-@dataclass(frozen=True)
 class VRegRef:
-    """A slice of a virtual register, resolved to a ``Reg`` once allocation has run."""
+    """A slice of a virtual register, resolved to a ``Reg`` once allocation has run. A value: equal (and
+    hashed) by (vreg, offset, count), never changed after creation. (A plain slotted class rather than a
+    frozen dataclass: the writer creates hundreds of thousands, and a frozen dataclass's ``__init__``
+    costs several times more.)"""
 
-    vreg: VReg
-    offset: int
-    count: int
+    __slots__ = ("vreg", "offset", "count")
+
+    def __init__(self, vreg: VReg, offset: int, count: int):
+        self.vreg, self.offset, self.count = vreg, offset, count
+
+    def __eq__(self, other):
+        if other.__class__ is not VRegRef:
+            return NotImplemented
+        return self.vreg is other.vreg and self.offset == other.offset and self.count == other.count
+
+    def __hash__(self):
+        return hash((self.vreg, self.offset, self.count))
+
+    def __repr__(self) -> str:
+        return f"VRegRef(vreg={self.vreg!r}, offset={self.offset!r}, count={self.count!r})"
+
+    def __reduce__(self):
+        return VRegRef, (self.vreg, self.offset, self.count)
 
     @property
     def kind(self) -> str:

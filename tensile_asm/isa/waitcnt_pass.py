@@ -27,19 +27,38 @@ _VGPR_KEYS = range(256, 768)
 _BASE = {"s": 0, "v": KEY_V, "a": KEY_A}
 
 
-def _keys(ops, assignment) -> tuple:
-    """The register keys of ``ops`` in order (hazards.operand_keys of each, joined)."""
-    out = []
+def _operand_keys(o, assignment) -> tuple:
+    """hazards.operand_keys of one operand (a virtual register resolved through ``assignment``)."""
+    t = type(o)
+    if t is VRegRef:
+        index = assignment.get(o.vreg) if assignment else None
+        if index is None:
+            return ()
+        start = _BASE[o.vreg.kind] + index + o.offset
+        return tuple(range(start, start + o.count))
+    if t is Reg or t is Special:
+        return operand_keys(o)
+    return ()
+
+
+def _keys(ops, assignment, memo: dict) -> tuple:
+    """The register keys of ``ops`` in order (hazards.operand_keys of each, joined). ``memo``: id(operand)
+    -> its keys, for one pass over one stream (whose instructions keep every operand alive): the writer
+    shares operand objects between instructions, so most are looked up, not computed."""
+    if len(ops) == 1:
+        o = ops[0]
+        got = memo.get(id(o))
+        if got is None:
+            got = memo[id(o)] = _operand_keys(o, assignment)
+        return got
+    out = ()
     for o in ops:
-        t = type(o)
-        if t is VRegRef:
-            index = assignment.get(o.vreg) if assignment else None
-            if index is not None:
-                start = _BASE[o.vreg.kind] + index + o.offset
-                out.extend(range(start, start + o.count))
-        elif t is Reg or t is Special:
-            out.extend(operand_keys(o))
-    return tuple(out)
+        got = memo.get(id(o))
+        if got is None:
+            got = memo[id(o)] = _operand_keys(o, assignment)
+        if got:
+            out += got
+    return out
 
 
 class _Facts:
@@ -48,12 +67,12 @@ class _Facts:
     __slots__ = ("reads", "writes", "touched", "write_only", "kind", "counter", "completes", "locks",
                  "barrier", "ds", "writes_exec", "special", "ends_block", "targets", "terminator")
 
-    def __init__(self, ins: Instruction, assignment):
+    def __init__(self, ins: Instruction, assignment, memo: dict):
         (n, implicit_uses, implicit_defs, kind, counter, self.ds, self.barrier, mode, branch,
          self.terminator) = _opcode_facts(ins)
         ops = ins.operands
-        self.reads = reads = _keys(ops[n:], assignment) + implicit_uses
-        self.writes = writes = _keys(ops[:n], assignment) + implicit_defs
+        self.reads = reads = _keys(ops[n:], assignment, memo) + implicit_uses
+        self.writes = writes = _keys(ops[:n], assignment, memo) + implicit_defs
         self.touched = frozenset(reads + writes)
         self.writes_exec = not _EXEC_KEYS.isdisjoint(writes)
         self.special = self.barrier or self.ds or self.writes_exec
@@ -239,7 +258,8 @@ def required_waits(items, arch, assignment=None) -> dict:
     tops = kind_tops(counter_limits(arch))
     stream = [x for x in items if isinstance(x, LabelDef)
               or (isinstance(x, Instruction) and x.opcode != "s_waitcnt")]
-    facts = [None if isinstance(x, LabelDef) else _Facts(x, assignment) for x in stream]
+    memo: dict = {}
+    facts = [None if isinstance(x, LabelDef) else _Facts(x, assignment, memo) for x in stream]
     reach = _reach(facts)
     at_label: dict = {}                                   # label -> join of the states branching to it
     done: dict = {}                                       # segment start -> _Segment of the last round

@@ -93,7 +93,9 @@ def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int =
                     m.add(fma(ctx, parts(ctx, element(ctx, acc, i + j * g.tt0))[c], parts(ctx, element(ctx, a, i))[p],
                               parts(ctx, element(ctx, b, j))[q], fused, neg_a, neg_b))
         return m
+    ea = [element(ctx, a, i) for i in range(g.tt0)]     # each slice made once, used tt1 (tt0) times
+    eb = [element(ctx, b, j) for j in range(g.tt1)]
     for j in range(g.tt1):
         for i in range(g.tt0):
-            m.add(fma(ctx, element(ctx, acc, i + j * g.tt0), element(ctx, a, i), element(ctx, b, j), fused))
+            m.add(fma(ctx, element(ctx, acc, i + j * g.tt0), ea[i], eb[j], fused))
     return m
