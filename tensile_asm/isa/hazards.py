@@ -227,8 +227,10 @@ def _recipe(ins: Instruction, role: str) -> tuple:
     raise KeyError(role)
 
 
-def _apply(recipe: tuple, ins: Instruction, assignment) -> tuple:
-    """The register groups (one tuple of keys per operand, non-empty) ``recipe`` names in ``ins``."""
+def _apply(recipe: tuple, ins: Instruction, assignment, memo: dict | None = None) -> tuple:
+    """The register groups (one tuple of keys per operand, non-empty) ``recipe`` names in ``ins``.
+    ``memo``: id(virtual register slice) -> its keys, for one pass over one program (whose instructions
+    keep their operands alive)."""
     items, flt = recipe
     if items is None:
         data = _store_data(ins, assignment)
@@ -240,11 +242,15 @@ def _apply(recipe: tuple, ins: Instruction, assignment) -> tuple:
             o = ops[e]
             t = type(o)
             if t is VRegRef:
-                index = assignment.get(o.vreg) if assignment else None
-                if index is None:
-                    continue
-                start = _KEY_BASE[o.vreg.kind] + index + o.offset
-                g = tuple(range(start, start + o.count))
+                g = memo.get(id(o)) if memo is not None else None
+                if g is None:
+                    index = assignment.get(o.vreg) if assignment else None
+                    if index is None:
+                        continue
+                    start = _KEY_BASE[o.vreg.kind] + index + o.offset
+                    g = tuple(range(start, start + o.count))
+                    if memo is not None:
+                        memo[id(o)] = g
             elif t is Reg or t is Special:
                 g = operand_keys(o)
                 if not g:
@@ -401,7 +407,14 @@ class HazardModel:
         if not prune:
             return [None if not isinstance(x, Instruction) else self._profile_all(x, assignment) for x in items]
         rules = self.rules
-        cls = [self.classes(x) if isinstance(x, Instruction) else None for x in items]
+        known, classes = self._classes, self.classes
+        cls = []
+        for x in items:
+            if x.__class__ is Instruction or isinstance(x, Instruction):
+                pc = known.get((x.opcode, x.modifiers, len(x.operands)))
+                cls.append(pc if pc is not None else classes(x))
+            else:
+                cls.append(None)
         distinct = {id(pc): pc for pc in cls if pc is not None}      # classes() answers one tuple per class
         p_any, c_any = set(), set()
         for pc in distinct.values():
@@ -427,6 +440,7 @@ class HazardModel:
         # the registers each (class, side, role) touches over the program, then per rule
         touched: dict = {}
         caches = [None] * len(items)
+        memo: dict = {}
         for i, (ins, pc) in enumerate(zip(items, cls)):
             if pc is None:
                 continue
@@ -438,7 +452,7 @@ class HazardModel:
                 for role, recipe, _ in plan[side]:
                     g = cache.get(role)
                     if g is None:
-                        g = cache[role] = _apply(recipe, ins, assignment)
+                        g = cache[role] = _apply(recipe, ins, assignment, memo)
                     if g:
                         key = (id(pc), side, role)
                         keys = touched.get(key)
@@ -459,21 +473,23 @@ class HazardModel:
             if pc is None:
                 out.append(None)
                 continue
+            if cache is None or not active:
+                out.append(Profile(wait_states_of(ins), {}, ()))
+                continue
             produces, consumes = {}, []
-            if cache is not None and active:
-                f = fired.get(id(pc))
-                if f is None:
-                    f = fired[id(pc)] = (tuple((idx, rules[idx].writes) for idx in pc[0] if idx in active),
-                                     tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active))
-                for idx, role in f[0]:
-                    g = cache[role]
-                    if g:
-                        produces[idx] = g
-                for idx, role in f[1]:
-                    keys = produced[idx]
-                    g = tuple(grp for grp in cache[role] if not keys.isdisjoint(grp))
-                    if g:
-                        consumes.append((idx, g))
+            f = fired.get(id(pc))
+            if f is None:
+                f = fired[id(pc)] = (tuple((idx, rules[idx].writes) for idx in pc[0] if idx in active),
+                                 tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active))
+            for idx, role in f[0]:
+                g = cache[role]
+                if g:
+                    produces[idx] = g
+            for idx, role in f[1]:
+                keys = produced[idx]
+                g = tuple(grp for grp in cache[role] if not keys.isdisjoint(grp))
+                if g:
+                    consumes.append((idx, g))
             out.append(Profile(wait_states_of(ins), produces, tuple(consumes)))
         return out
 

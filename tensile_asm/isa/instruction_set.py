@@ -45,6 +45,7 @@ class InstructionSet:
 
     def __init__(self, arch: Arch):
         self.arch = arch
+        self._passed = _PASSED.setdefault(arch.name, set())    # shapes checked on this arch (``check``)
 
     def encoding(self, opcode: str) -> str | None:
         """The listed encoding of ``opcode`` (without a suffix: of its 32-bit form if it has one)."""
@@ -66,7 +67,7 @@ class InstructionSet:
 
     def check(self, ins: Instruction) -> None:
         shape = _shape(ins)
-        passed = _PASSED.setdefault(self.arch.name, set())
+        passed = self._passed
         if shape in passed:
             return
         self._check(ins)
@@ -130,7 +131,7 @@ def _shape(ins: Instruction) -> tuple | None:
     except KeyError:                  # an opcode opcodes.op_info cannot describe: checked in full (and refused)
         return None
     for o in ins.operands:
-        t = type(o)
+        t = o.__class__
         if t is VRegRef:
             shape.append(("v", o.vreg.kind, o.count, o.offset % 4))
         elif t is Reg:

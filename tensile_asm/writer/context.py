@@ -336,6 +336,9 @@ class KernelContext:
     # together (one constant-bus read on gfx9), so edge masks select from this register.
     oob_offset: VReg = field(default_factory=lambda: VReg("v", 1, "BufferOOB"))
     isa: InstructionSet = field(init=False, repr=False)
+    # register run -> its elements' slices (mac.elements): one slice object per element for the whole
+    # kernel, so the passes and the rendering, which memoise per operand object, meet each once
+    elements: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self.isa = InstructionSet(self.arch)

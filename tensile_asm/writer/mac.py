@@ -28,6 +28,14 @@ def element(ctx: KernelContext, values: VReg, index: int):
     return values.slice(index * r, r)
 
 
+def elements(ctx: KernelContext, values: VReg, n: int) -> list:
+    """``element(ctx, values, i)`` for i < n, made once per kernel (``KernelContext.elements``)."""
+    got = ctx.elements.get(values)
+    if got is None or len(got) < n:
+        got = ctx.elements[values] = [element(ctx, values, i) for i in range(n)]
+    return got
+
+
 def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     m = Module("zero the accumulators")
     for r in range(acc.count):
@@ -93,9 +101,8 @@ def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int =
                     m.add(fma(ctx, parts(ctx, element(ctx, acc, i + j * g.tt0))[c], parts(ctx, element(ctx, a, i))[p],
                               parts(ctx, element(ctx, b, j))[q], fused, neg_a, neg_b))
         return m
-    ea = [element(ctx, a, i) for i in range(g.tt0)]     # each slice made once, used tt1 (tt0) times
-    eb = [element(ctx, b, j) for j in range(g.tt1)]
+    ea, eb, ec = elements(ctx, a, g.tt0), elements(ctx, b, g.tt1), elements(ctx, acc, g.tt0 * g.tt1)
     for j in range(g.tt1):
         for i in range(g.tt0):
-            m.add(fma(ctx, element(ctx, acc, i + j * g.tt0), ea[i], eb[j], fused))
+            m.add(fma(ctx, ec[i + j * g.tt0], ea[i], eb[j], fused))
     return m
