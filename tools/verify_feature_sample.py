@@ -5,7 +5,8 @@
 SCHEDULE: vega10, vega20, arcturus, aldebaran or aquavanjaram942 (../shared/data/logic/rocblas-asm_full/<schedule>);
 FEATURE: wgm (WorkGroupMapping not a power of two), wgm-negative, stagger-mapping (StaggerUMapping other than 0
 with StaggerU > 1), lsu-mfma (LocalSplitU > 1 with MatrixInstruction), iu-mfma (InnerUnroll > 1 with
-MatrixInstruction). Among the solutions of that schedule that use the feature and that the writer accepts, COUNT
+MatrixInstruction), mfma-pgr (MFMA with PrefetchGlobalRead 1 or 2: the main loops writer/mfma_schedule.py
+interleaves). Among the solutions of that schedule that use the feature and that the writer accepts, COUNT
 (default 6) are drawn with SEED (default 1) and each is written, assembled, linked and run on the emulator at
 edge sizes against the float64 reference (``sizes_for``): M one past a tile, N giving more rows of tiles than
 WorkGroupMapping and not a multiple of it (wgm features), K a prime past a few DepthU steps (past the
@@ -36,6 +37,8 @@ FEATURES = {
     "stagger-mapping": lambda p: p["StaggerUMapping"] != 0 and p["StaggerU"] > 1,
     "lsu-mfma": lambda p: p["WorkGroup"][2] > 1 and bool(p.get("MatrixInstruction")),
     "iu-mfma": lambda p: p.get("InnerUnroll", 1) > 1 and bool(p.get("MatrixInstruction")),
+    # the main loops writer/mfma_schedule.py interleaves: MFMA with PrefetchGlobalRead 1 or 2
+    "mfma-pgr": lambda p: bool(p.get("MatrixInstruction")) and p["PrefetchGlobalRead"] > 0,
 }
 
 

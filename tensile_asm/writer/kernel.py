@@ -134,6 +134,16 @@ def _mac_steps(p: _Parts, buffer: int) -> Module:
     return m
 
 
+def _scheduled(p: _Parts, early: list, region: list, late: list) -> Module | list:
+    """A main-loop iteration's straight-line part, in this order: the next tile's global reads ``early``,
+    the MAC steps ``region``, the next tile's LDS writes ``late``; for MFMA kernels the memory work is
+    spread between the MFMAs (writer/mfma_schedule.py), VALU kernels keep it as written."""
+    if not p.ctx.geometry.is_mfma:
+        return [early, region, late]
+    from tensile_asm.writer.mfma_schedule import interleave
+    return interleave(region, p.ctx.arch, late, early, name="loop iteration, memory work between the MFMAs")
+
+
 def _advance(p: _Parts) -> Module:
     if p.stagger is not None:
         return stagger.advance(p.ctx, [p.a, p.b], p.stagger)
@@ -180,11 +190,11 @@ def _loop_prefetch(p: _Parts, counter, k_size) -> Module:
           LabelDef(begin.name))
     one_buffer = ctx.geometry.one_lds_buffer
     for buf in (0, 1):
-        m.add(global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
-              _mac_steps(p, buf),
-              ctx.inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
-              if one_buffer else None,
-              _write_tile(p, 1 - buf),
+        m.add(_scheduled(p, [global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p)],
+                         [_mac_steps(p, buf)],
+                         [ctx.inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
+                          if one_buffer else None,
+                          _write_tile(p, 1 - buf)]),
               ctx.inst("s_sub_u32", counter, counter, 1),
               ctx.inst("s_cmp_eq_u32", counter, 0),
               ctx.inst("s_cbranch_scc1", last[1 - buf]))
@@ -234,7 +244,8 @@ def _loop_prefetch2(p: _Parts, counter, k_size) -> Module:
           LabelDef(begin.name))
     for buf in (0, 1):
         # LDS buffer buf holds tile i, VGPR set 1-buf tile i+1; set buf is free for tile i+2
-        m.add(loads(buf), _mac_steps(p, buf), write(1 - buf, 1 - buf), count_down(no_load[1 - buf]))
+        m.add(_scheduled(p, [loads(buf)], [_mac_steps(p, buf)], [write(1 - buf, 1 - buf)]),
+              count_down(no_load[1 - buf]))
     m.add(ctx.inst("s_branch", begin))
     for buf in (0, 1):
         # no tile left to load: compute buffer buf, write the tile in VGPR set 1-buf, compute it
