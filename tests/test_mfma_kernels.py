@@ -3,7 +3,8 @@ strict CPU emulator (MFMA hazards and waits checked) against the float64 numpy r
 poisoned and C all NaN when beta is 0.
 
 Randomized differential test: MFMA parameter sets drawn from the shapes the writer builds (both the
-4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile, DepthU, PrefetchGlobalRead 0/1/2,
+4-value and the 9-value MatrixInstruction forms, MIWaveGroup, MIWaveTile (odd ones too: macro tiles like 80,
+144, 160), DepthU, PrefetchGlobalRead 0/1/2,
 PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU, LDS layouts: TransposeLDS,
 UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B, StoreRemapVectorWidth,
 SourceSwap, MIArchVgpr, WaveSeparateGlobalReadA/B, LocalSplitU, InnerUnroll), architectures with matrix
@@ -51,6 +52,7 @@ MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16", "I8": "i8", "C": "f
 TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "I8": 1, "I": 4, "C": 8, "Z": 16}
 INT8_CASES = 5
 COMPLEX_CASES = 2     # of each of CCC and ZZZ
+ODD_TILE_CASES = 6
 
 
 def split_types(types: str) -> tuple[str, str, str]:
@@ -67,7 +69,10 @@ def problem(types="SSS", ta=False, tb=True, batched=True, use_beta=True):
 
 
 def make(prob: dict, params: dict) -> Solution:
-    return Solution.from_dict({"ProblemType": prob, **params}, where="mfma test")
+    """A solution of ours, or, with a SolutionIndex, one as a logic file holds it (Tensile's defaults, MacroTile
+    sides outside its tuning list allowed), as ``tensile-asm verify --solution`` reads the reproducer."""
+    return Solution.from_dict({"ProblemType": prob, **params}, where="mfma test",
+                              defaults_from="tensile" if "SolutionIndex" in params else "ours")
 
 
 def _side(rng: random.Random, tile: int, largest: int) -> int:
@@ -81,7 +86,9 @@ def _side(rng: random.Random, tile: int, largest: int) -> int:
     return rng.randint(1, largest)
 
 
-def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dict:
+def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_tiles: bool = False) -> dict:
+    """One random case; ``odd_tiles``: MIWaveTile sides 5, 7 or 9 (macro tiles like 80, 112, 144, 160, 288 of
+    rocBLAS's logic, outside Tensile's tuning list) on one side or both."""
     types = types or rng.choice(("SSS", "SSS", "SSS", "DDD", "HHS", "HSS", "HHH", "BBS", "BSS"))
     in_t, out_t, _ = split_types(types)
     archs = []
@@ -94,6 +101,12 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
     while not depths:   # wave grid and tile again until some DepthU fits
         wave_group = rng.choice(((1, 1), (2, 2), (4, 1), (1, 4), (2, 1), (1, 2)))
         wave_tile = (rng.choice((1, 1, 2, 3, 4)), rng.choice((1, 1, 2, 3)))   # 3: macro tiles like 96
+        if odd_tiles:
+            wave_tile = rng.choice((((5, 7, 9)[rng.randrange(3)], rng.choice((1, 2, 3))),
+                                    (rng.choice((1, 2, 4)), (5, 7, 9)[rng.randrange(3)]),
+                                    (rng.choice((5, 7)), rng.choice((5, 7)))))
+            if wave_tile[0] * wave_tile[1] * m * n // 64 > 128:   # accumulators that leave the loop its VGPRs
+                continue
         waves = wave_group[0] * wave_group[1]
         mt0, mt1 = m * wave_tile[0] * wave_group[0], n * wave_tile[1] * wave_group[1]
         threads = 64 * waves
@@ -124,6 +137,8 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
               "GlobalReadVectorWidth": 1,
               "WorkGroupMapping": rng.choice((1, 2, 8)), "StaggerU": rng.choice((0, 4, 32)), "GlobalSplitU": gsu,
               "GlobalSplitUAlgorithm": rng.choice(("SingleBuffer", "MultipleBuffer"))}
+    if odd_tiles:   # such tiles come from logic files only (Tensile checks its side list in tuning configs)
+        params.update(SolutionIndex=0, KernelLanguage="Assembly")
     if in_t == "I8":    # int32 partial sums add exactly in any order (MultipleBuffer with int32 is refused)
         params["GlobalSplitUAlgorithm"] = "SingleBuffer"
     # LDS layouts (Tensile 4.44): TransposeLDS / UnrollMajorLDS tiles, row pads or a pad every LdsBlockSizePerPad
@@ -213,9 +228,9 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None) -> dic
     return case
 
 
-def cases(count: int, seed: int, largest: int, types: str | None = None) -> list[dict]:
+def cases(count: int, seed: int, largest: int, types: str | None = None, odd_tiles: bool = False) -> list[dict]:
     rng = random.Random(seed)
-    return [draw_case(rng, largest, types) for _ in range(count)]
+    return [draw_case(rng, largest, types, odd_tiles) for _ in range(count)]
 
 
 _BUILT: dict = {}
@@ -250,6 +265,13 @@ def test_random_mfma_kernels_match_reference(index):
     check(cases(CI_CASES, SEED, 80)[index])
 
 
+@pytest.mark.parametrize("index", range(ODD_TILE_CASES))
+def test_random_mfma_odd_macro_tiles_match_reference(index):
+    """MacroTile sides that are not powers of two (MIWaveTile 5, 7, 9: 80, 112, 144, 160, ...): global-read
+    tiling by constant division, LDS addressing, the store's edges."""
+    check(cases(ODD_TILE_CASES, SEED + 4, 200, odd_tiles=True)[index])
+
+
 @pytest.mark.parametrize("index", range(INT8_CASES))
 def test_random_int8_mfma_kernels_match_reference(index):
     """I8II (int8 A/B, int32 C/D, alpha and beta): int8 MFMAs, LDS holding bytes, exact wrapping integer
@@ -267,13 +289,14 @@ def test_random_mfma_kernels_slow(request):
     if not request.config.getoption("--slow"):
         pytest.skip("the --slow run")
     failures = []
-    for case in cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II") + \
-            cases(SLOW_CASES // 8, SEED + 5, 160, "CCC") + cases(SLOW_CASES // 8, SEED + 7, 160, "ZZZ"):
+    for case in (cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II")
+                 + cases(SLOW_CASES // 8, SEED + 5, 160, "CCC") + cases(SLOW_CASES // 8, SEED + 7, 160, "ZZZ")
+                 + cases(SLOW_CASES // 4, SEED + 9, 320, odd_tiles=True)):
         try:
             check(case)
         except AssertionError as e:
             failures.append(str(e))
-    assert not failures, f"{len(failures)} of {SLOW_CASES} cases failed:\n" + "\n\n".join(failures)
+    assert not failures, f"{len(failures)} cases failed:\n" + "\n\n".join(failures)
 
 
 EDGE_SIZES = [Size(1, 1, 1, 1), Size(2, 3, 1, 2), Size(37, 29, 19, 2), Size(131, 67, 33, 1), Size(64, 64, 16, 3)]
@@ -434,6 +457,9 @@ def test_real_16bit_solution_with_tensiles_lds():
     ("gfx942", "HHS", [16, 16, 16, 1, 1, 4, 1, 1, 4], 8, {}),
     ("gfx90a", "DDD", [16, 16, 4, 1, 1, 2, 2, 2, 2], 2, {}),
     ("gfx90a", "HSS", [16, 16, 16, 1, 1, 2, 2, 2, 2], 4, {"GlobalSplitU": 3, "GlobalSplitUAlgorithm": "MultipleBuffer"}),
+    # MFMAs of several blocks along M (rocBLAS's arcturus BBS 32x32x2x2 and S 4x4x1x16 logic)
+    ("gfx908", "BBS", [32, 32, 2, 2, 2, 1, 2, 2, 2], 4, {}),
+    ("gfx908", "SSS", [4, 4, 1, 16, 16, 1, 4, 2, 2], 2, {}),
 ])
 def test_store_remap_vector_width(arch, types, mi, srvw, extra):
     """StoreRemapVectorWidth: C through LDS, then SRVW-element vector stores where the tile is whole along M

@@ -6,14 +6,15 @@ SCHEDULE: vega10, vega20, arcturus, aldebaran or aquavanjaram942 (../shared/data
 FEATURE: wgm (WorkGroupMapping not a power of two), wgm-negative, stagger-mapping (StaggerUMapping other than 0
 with StaggerU > 1), lsu-mfma (LocalSplitU > 1 with MatrixInstruction), iu-mfma (InnerUnroll > 1 with
 MatrixInstruction), mfma-pgr (MFMA with PrefetchGlobalRead 1 or 2: the main loops writer/mfma_schedule.py
-interleaves). Among the solutions of that schedule that use the feature and that the writer accepts, COUNT
-(default 6) are drawn with SEED (default 1) and each is written, assembled, linked and run on the emulator at
-edge sizes against the float64 reference (``sizes_for``): M one past a tile, N giving more rows of tiles than
-WorkGroupMapping and not a multiple of it (wgm features), K a prime past a few DepthU steps (past the
-StaggerU mask's steps for stagger-mapping); a one-element problem; 13x11xK with batch 2; beta 0.5, and beta 0
-on the batched one; each size rounded up to the multiples the solution asserts (AssertFree0/Free1/Summation-
-ElementMultiple, its size predicates). Prints one line per solution. FILE_GLOB (e.g. '*_SB.yaml') reads only the
-schedule's logic files it matches.
+interleaves), mfma-mt-side (an MFMA MacroTile side outside Tensile's tuning list: 80, 144, 160, ...).
+Among the solutions of that schedule that use the feature and that the writer accepts, COUNT (default 6) are
+drawn with SEED (default 1) and each is written, assembled, linked and run on the emulator at edge sizes against
+the float64 reference (``sizes_for``): M one past a tile, N giving more rows of tiles than WorkGroupMapping and
+not a multiple of it (wgm features), K a prime past a few DepthU steps (past the StaggerU mask's steps for
+stagger-mapping); a one-element problem; 13x11xK with batch 2; beta 0.5, and beta 0 on the batched one; each
+size rounded up to the multiples the solution asserts (AssertFree0/Free1/SummationElementMultiple, its size
+predicates). Prints one line per solution. FILE_GLOB (e.g. '*_SB.yaml') reads only the schedule's logic files
+it matches.
 """
 import random
 import sys
@@ -26,19 +27,23 @@ from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.create import _collect
 from tensile_asm.runtime.emulated import EmulatedRuntime
+from tensile_asm.solution.derive import VALID_MT_SIDES
 from tensile_asm.writer.build import build_kernel, link_kernels, supports
 
 SCHEDULES = {"vega10": "gfx900", "vega20": "gfx906", "arcturus": "gfx908", "aldebaran": "gfx90a",
              "aquavanjaram942": "gfx942"}
 FEATURES = {
-    "wgm": lambda p: abs(p["WorkGroupMapping"]) > 1 and p["WorkGroupMapping"] & (p["WorkGroupMapping"] - 1) != 0
-                     and p["WorkGroupMapping"] > 0,
-    "wgm-negative": lambda p: p["WorkGroupMapping"] < -1,
-    "stagger-mapping": lambda p: p["StaggerUMapping"] != 0 and p["StaggerU"] > 1,
-    "lsu-mfma": lambda p: p["WorkGroup"][2] > 1 and bool(p.get("MatrixInstruction")),
-    "iu-mfma": lambda p: p.get("InnerUnroll", 1) > 1 and bool(p.get("MatrixInstruction")),
+    "wgm": lambda s: abs(s.params["WorkGroupMapping"]) > 1 and s.params["WorkGroupMapping"] > 0
+                     and s.params["WorkGroupMapping"] & (s.params["WorkGroupMapping"] - 1) != 0,
+    "wgm-negative": lambda s: s.params["WorkGroupMapping"] < -1,
+    "stagger-mapping": lambda s: s.params["StaggerUMapping"] != 0 and s.params["StaggerU"] > 1,
+    "lsu-mfma": lambda s: s.params["WorkGroup"][2] > 1 and bool(s.params.get("MatrixInstruction")),
+    "iu-mfma": lambda s: s.params.get("InnerUnroll", 1) > 1 and bool(s.params.get("MatrixInstruction")),
     # the main loops writer/mfma_schedule.py interleaves: MFMA with PrefetchGlobalRead 1 or 2
-    "mfma-pgr": lambda p: bool(p.get("MatrixInstruction")) and p["PrefetchGlobalRead"] > 0,
+    "mfma-pgr": lambda s: bool(s.params.get("MatrixInstruction")) and s.params["PrefetchGlobalRead"] > 0,
+    # MFMA macro tiles with a side outside Tensile's tuning list (80, 144, 160, 288, ...)
+    "mfma-mt-side": lambda s: s.derived.is_mfma and (s.derived.mt0 not in VALID_MT_SIDES
+                                                     or s.derived.mt1 not in VALID_MT_SIDES),
 }
 
 
@@ -50,7 +55,8 @@ def _next_prime(n: int) -> int:
 
 def sizes_for(sol, feature: str) -> list[Size]:
     """[M one past a tile x N with more tile rows than WorkGroupMapping, not a multiple of it (for the
-    wgm features), batch 1; a one-element problem; a small prime-sized problem with batch 2]."""
+    wgm features), batch 1; a one-element problem; a small prime-sized problem with batch 2], each size
+    rounded up to the multiple the solution's AssertFree0/Free1/SummationElementMultiple asks for."""
     d = sol.derived
     wgm = abs(d.workgroup_mapping)
     rows = 2
@@ -91,7 +97,7 @@ def main(argv: list[str]) -> int:
             (root / f.name).symlink_to(f)
     items, _ = _collect(root, [arch_name])
     uses = [it for it in items if it.solution is not None and it.solution.valid
-            and FEATURES[feature](it.solution.params)]
+            and FEATURES[feature](it.solution)]
     accepted = [it for it in uses if supports(it.solution, arch) is None]
     print(f"{schedule} ({arch_name}) {feature}: {len(uses)} solutions use it, {len(accepted)} accepted; "
           f"sampling {min(count, len(accepted))} (seed {seed})", flush=True)

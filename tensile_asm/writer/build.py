@@ -17,7 +17,6 @@ from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.kernel_cache import CacheEntry, KernelPart
-from tensile_asm.solution.derive import VALID_MT_SIDES
 from tensile_asm.source import build as source_build
 from tensile_asm.writer import signature
 from tensile_asm.writer.context import Geometry
@@ -192,12 +191,6 @@ def supports(solution, arch: Arch) -> str | None:
     if not d.fused_mac and not InstructionSet(arch).encoding("v_mac_f32"):
         # Tensile raises too ("MAC instruction specified but not supported")
         return f"MACInstruction={params['MACInstruction']}: {arch.name} has no v_mac_f32 (unfused); use FMA"
-    if g.is_mfma and (d.mt0 not in VALID_MT_SIDES or d.mt1 not in VALID_MT_SIDES):
-        # logic files may hold such tiles (Tensile checks its side list only in tuning configs). The VALU writer
-        # takes any WorkGroup x ThreadTile side (thread ids by constant division: WorkGroup 12 x ThreadTile 3 of
-        # rocBLAS's vega logic); its MFMA one splits wave ids by powers of two.
-        return (f"MacroTile {d.mt0}x{d.mt1}: the MFMA writer builds Tensile's tuning tile sides only (powers of two "
-                f"up to 1024 and 6, 12, 24, ... 768)")
     reason = geometry_reason(g)
     if reason:
         return reason

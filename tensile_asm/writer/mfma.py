@@ -118,9 +118,10 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
             return f"MatrixInstruction {mi}: f64 MFMAs of several blocks (4x4x4f64) are not implemented"
         if g.source_swap:
             return f"MatrixInstruction {mi}: SourceSwap with MFMAs of several blocks (B > 1) is not implemented"
-        if g.store_remap:
-            return (f"MatrixInstruction {mi}: StoreRemapVectorWidth with MFMAs of several blocks (B > 1) is not "
-                    f"implemented")
+        if g.store_remap and g.mi_blocks[1] > 1:
+            return (f"MatrixInstruction {mi}: StoreRemapVectorWidth with MFMA blocks along N (MatrixInstBN "
+                    f"{g.mi_blocks[1]}) is not implemented; use blocks along M (MatrixInstBM) or "
+                    f"StoreRemapVectorWidth 0")
     for what, v in (("MIWaveGroup", g.mi_wave_group[0]), ("MIWaveGroup", g.mi_wave_group[1])):
         if v & (v - 1):
             return f"{what} {list(g.mi_wave_group)}: the MFMA writer needs powers of two"

@@ -154,8 +154,9 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
             for t0 in range(wt0):
                 values, load = _values(ctx, p, acc, [(t0, t1, i) for i in its], copy)
                 lds = None
-                if remap is not None:   # element offsets in the block: t0's rows, then the item's
-                    lds = [p.tile_offset(0, t0) + _row_in_output(p, i)[0] for i in its]
+                if remap is not None:   # element offsets in the block: t0's rows, the MFMA block's, the item's
+                    lds = [p.tile_offset(0, t0) + block_row + _row_in_output(p, within)[0]
+                           for within, block_row, _ in (_block_offsets(p, i) for i in its)]
                 cols.append(Column(values, [rows[t0 * items + i] for i in its], col, load,
                                    remap=remap, lds_offsets=lds, block=t1))
     return m, cols
@@ -188,12 +189,14 @@ def _swapped_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: Mfm
 
 def _remap(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan, lane: VReg, wave: VReg, tmp: VReg):
     """StoreRemapVectorWidth: the LDS write address of the lane's first element of a column block, column
-    w1*N + lane % N at (MT0 + pad) elements each, row w0*M + multiplier*(lane / N) (VectorWidth is 1)."""
+    w1*N + lane % N at (MT0 + pad) elements each, row w0*M*BM + multiplier*(lane / N) (VectorWidth is 1; an
+    MFMA of several blocks has them along M only, MatrixInstBN 1: ``mfma.mfma_reason``)."""
     g, s = ctx.geometry, p.shape
     assert p.vector_width == (1, 1), "StoreRemapVectorWidth derives VectorWidth 1"
+    assert p.blocks[1] == 1, "StoreRemapVectorWidth with MFMA blocks along N (MatrixInstBN > 1) is refused"
     m, r = store_remap.plan(ctx, regs, g.store_remap, s.n, s.m)
     wg0 = p.wave_group[0]
-    lane_div = 16 if s.out_type == "f64" else s.n
+    lane_div = _lane_columns(p)
     mult = _row_in_output(p, 0)[1]
     col, row = ctx.vgpr("RemapWriteCol"), ctx.vgpr("RemapWriteRow")
     m.add(ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
@@ -201,7 +204,7 @@ def _remap(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan, lane: VReg, wa
           ctx.inst("v_and_b32", tmp, s.n - 1, lane),
           ctx.inst("v_add_u32", col, col, tmp),
           ctx.inst("v_and_b32", tmp, wg0 - 1, wave),
-          ctx.inst("v_mul_u32_u24", row, s.m, tmp),
+          ctx.inst("v_mul_u32_u24", row, p.rows(0), tmp),
           ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
           ctx.inst("v_mul_u32_u24", tmp, mult, tmp),
           ctx.inst("v_add_u32", row, row, tmp),
