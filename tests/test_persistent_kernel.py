@@ -107,6 +107,9 @@ CASES = [  # (arch, data type, params, (size, beta)s, CUs)
     ("gfx900", "s", {"PersistentKernel": 3, "PrefetchGlobalRead": 2, "WorkGroupMapping": 2, "LocalSplitU": 2},
      [(Size(37, 41, 19, 3), 0.0)], 1),
     ("gfx90a", "s", {"PersistentKernel": -1, "PersistentKernelAlongBatch": True}, [(Size(41, 37, 13, 3), -1.25)], 2),
+    # pointer-array batches (rocBLAS's I8II _GB logic has PersistentKernel -1): each work-group stays in its batch
+    ("gfx906", "s", {"PersistentKernel": 2, "StridedBatched": False, "PrefetchGlobalRead": 2},
+     [(Size(37, 41, 19, 3), 0.0), (Size(1, 1, 1, 2), 0.5)], 1),
 ]
 
 
@@ -114,8 +117,9 @@ CASES = [  # (arch, data type, params, (size, beta)s, CUs)
 @pytest.mark.parametrize("arch,dt,extra,sizes,cus", CASES)
 def test_persistent_kernels_match_reference(tmp_path, arch, dt, extra, sizes, cus):
     extra = dict(extra)
+    strided = {"StridedBatched": extra.pop("StridedBatched")} if "StridedBatched" in extra else {}
     params = {"WorkGroup": [8, 8, extra.pop("LocalSplitU", 1)], "ThreadTile": [2, 2], "DepthU": 8, **extra}
-    sol = Solution.from_dict({"ProblemType": _problem(dt), **params}, where="test")
+    sol = Solution.from_dict({"ProblemType": {**_problem(dt), **strided}, **params}, where="test")
     a = load_arch(arch)
     assert sol.valid and supports(sol, a) is None
     name = min_names([sol])[0]
@@ -128,3 +132,11 @@ def test_persistent_kernels_match_reference(tmp_path, arch, dt, extra, sizes, cu
         assert grid[1] == 1 and (grid[0] < tiles or tiles == 1)    # the work-groups loop over several tiles
         [r] = verify_sizes(tmp_path / "k.co", contract, [size], 1.5, beta, 11, EmulatedRuntime(cu_count=cus))
         assert r.passed, (size, beta, r.detail, r.max_rel_error)
+
+
+def test_persistent_along_batch_with_pointer_arrays_is_refused():
+    """Along the batch a work-group's tiles change batch, but the batch's pointers are loaded once."""
+    sol = Solution.from_dict({"ProblemType": {**_problem("s"), "StridedBatched": False}, "WorkGroup": [8, 8, 1],
+                              "ThreadTile": [2, 2], "DepthU": 8, "PersistentKernel": 2,
+                              "PersistentKernelAlongBatch": True}, where="test")
+    assert sol.valid and "PersistentKernelAlongBatch" in supports(sol, load_arch("gfx906"))

@@ -142,8 +142,8 @@ class GemmKernelContract:
         if pointer_array and not batched:
             raise UserError(f"library solution {name}: stridedBatched is false but {pt['operationIdentifier']} "
                             f"has no batch index; rebuild the library with tensile-create-library")
-        if pointer_array and persistent:
-            unsupported.append("persistentKernel with pointer-array batches (stridedBatched false)")
+        if pointer_array and along_batch:
+            unsupported.append("persistentKernelAlongBatch with pointer-array batches (stridedBatched false)")
         if accumulation is None or unsupported:
             what = ", ".join(unsupported) or f"globalAccumulation {sm.get('globalAccumulation')}"
             raise UserError(f"library solution {name}: {what} is not launched by this runtime")
@@ -237,8 +237,8 @@ class GemmKernelContract:
         given = dict(offsets or {})
         if offsets and not self.pointer_array:
             raise ValueError(f"kernel {self.name} is strided-batched: it takes no offsets (add them to the addresses)")
-        if self.pointer_array and self.persistent_kernel:
-            raise UserError(f"kernel {self.name}: PersistentKernel with pointer-array batches "
+        if self.pointer_array and self.persistent_kernel_along_batch:
+            raise UserError(f"kernel {self.name}: PersistentKernelAlongBatch with pointer-array batches "
                             f"is not launched by this runtime")
         first = {t: int((initial_stride or {}).get(t, 1)) for t in "ABCD"}
         for t, v in first.items():

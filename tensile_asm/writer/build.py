@@ -85,9 +85,10 @@ def _problem_reason(solution) -> str | None:
         if not d.buffer_load:
             return ("BufferLoad=False with general (pointer-array) batched GEMM is not implemented (A and B "
                     "are read as zeros through empty buffer ranges when alpha or K is 0)")
-        if d.persistent_kernel:
-            return (f"PersistentKernel={d.persistent_kernel} with general (pointer-array) batched GEMM is not "
-                    f"implemented (the batch's pointers are loaded once, before the tile loop)")
+        if d.persistent_kernel and d.persistent_kernel_along_batch:
+            return (f"PersistentKernel={d.persistent_kernel} with PersistentKernelAlongBatch and general "
+                    f"(pointer-array) batched GEMM is not implemented (the batch's pointers are loaded once, before "
+                    f"the tile loop); use PersistentKernelAlongBatch false")
     reason = _initial_strides_reason(solution)
     if reason:
         return reason
