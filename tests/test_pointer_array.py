@@ -32,6 +32,11 @@ KERNELS = {
     "valu-D": ("gfx906", "DDD", False, False, VALU),
     "valu-H": ("gfx906", "HHH", True, True, VALU),
     "valu-HHS": ("gfx900", "HHS", False, True, VALU),
+    # BufferLoad false: global loads (no range check); with alpha or K 0 the kernel takes K as 0
+    "valu-S-nobl": ("gfx906", "SSS", False, True, {**VALU, "BufferLoad": False, "PrefetchGlobalRead": 2}),
+    "mfma-S-nobl": ("gfx90a", "SSS", True, False, {"MatrixInstruction": [16, 16, 4, 1, 1, 2, 1, 2, 2], "DepthU": 16,
+                                                   "PrefetchGlobalRead": 1, "GlobalReadVectorWidth": 1,
+                                                   "BufferLoad": False}),
     "mfma-S": ("gfx90a", "SSS", True, True, {"MatrixInstruction": [16, 16, 4, 1, 1, 2, 1, 2, 2], "DepthU": 16,
                                              "PrefetchGlobalRead": 2, "GlobalReadVectorWidth": 1, "StaggerU": 4}),
     "mfma-HHS": ("gfx90a", "HHS", False, True, {"MatrixInstruction": [16, 16, 16, 1, 1, 1, 2, 2, 2], "DepthU": 16,
@@ -134,14 +139,15 @@ def test_supports_reasons():
     gsu = Solution.from_dict({"ProblemType": problem("SSS", True, False), **VALU, "GlobalSplitU": 2}, where="t")
     assert supports(gsu, arch) is None
     no_buffer = Solution.from_dict({"ProblemType": problem("SSS", True, False), **VALU, "BufferLoad": False}, where="t")
-    assert "BufferLoad=False with general (pointer-array)" in supports(no_buffer, arch)
+    assert supports(no_buffer, arch) is None
 
 
 CI_CASES = [("valu-S", Size(17, 13, 9, 3), 0.5), ("valu-D", Size(19, 1, 5, 2), 0.0), ("valu-H", Size(1, 23, 11, 5), 0.5),
             ("valu-HHS", Size(33, 17, 8, 2), -1.25), ("mfma-S", Size(37, 19, 21, 3), 0.5),
             ("mfma-HHS", Size(20, 33, 17, 2), 0.0), ("mfma-BBS", Size(65, 7, 13, 3), 1.0),
             ("valu-S-gsu", Size(9, 13, 17, 2), 0.5), ("valu-H-gsu", Size(18, 9, 21, 2), -1.25),
-            ("mfma-HHS-gsu-mb", Size(20, 33, 37, 2), 0.5), ("mfma-S-gsu", Size(37, 19, 41, 2), 0.0)]
+            ("mfma-HHS-gsu-mb", Size(20, 33, 37, 2), 0.5), ("mfma-S-gsu", Size(37, 19, 41, 2), 0.0),
+            ("valu-S-nobl", Size(19, 13, 23, 3), 0.5), ("mfma-S-nobl", Size(37, 19, 21, 2), 0.0)]
 SLOW_SIZES = [Size(1, 1, 1, 1), Size(31, 29, 23, 7), Size(64, 32, 32, 2), Size(3, 67, 40, 5)]
 
 
@@ -163,11 +169,13 @@ def _run(co, contract, inst, alpha, beta, addresses, offsets):
     emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args)
 
 
+@pytest.mark.parametrize("key", ["valu-S", "valu-S-nobl"])
 @pytest.mark.parametrize("alpha,k", [(0.0, 9), (-0.0, 9), (1.5, 0)])
-def test_no_a_b_pointers_read_when_alpha_or_k_is_zero(alpha, k):
+def test_no_a_b_pointers_read_when_alpha_or_k_is_zero(alpha, k, key):
     """As in Tensile, A's and B's pointer arrays may be garbage when alpha or K is 0 (rocBLAS's callers may
-    pass null): the kernel reads neither them nor A/B, and D = beta*C."""
-    co, contract = built("valu-S")
+    pass null): the kernel reads neither them nor A/B, and D = beta*C (buffer loads or, BufferLoad false,
+    global loads)."""
+    co, contract = built(key)
     inst = make_instance(17, 13, max(k, 1), 3, contract.transpose_a, contract.transpose_b, seed=2)
     inst.k = k
     garbage = np.full(3, 0xDEAD_0000_0000, np.uint64)    # pointers into no buffer: a fault if dereferenced

@@ -6,7 +6,10 @@ SCHEDULE: vega10, vega20, arcturus, aldebaran or aquavanjaram942 (../shared/data
 FEATURE: wgm (WorkGroupMapping not a power of two), wgm-negative, stagger-mapping (StaggerUMapping other than 0
 with StaggerU > 1), lsu-mfma (LocalSplitU > 1 with MatrixInstruction), iu-mfma (InnerUnroll > 1 with
 MatrixInstruction), mfma-pgr (MFMA with PrefetchGlobalRead 1 or 2: the main loops writer/mfma_schedule.py
-interleaves), mfma-mt-side (an MFMA MacroTile side outside Tensile's tuning list: 80, 144, 160, ...).
+interleaves), mfma-mt-side (an MFMA MacroTile side outside Tensile's tuning list: 80, 144, 160, ...),
+gb-persistent, gb-no-buffer-load (pointer-array batches with PersistentKernel / BufferLoad false),
+no-buffer-load-wide (BufferLoad false, GlobalReadVectorWidth > 1), mfma-blocks-remap, mfma-blocks-swap
+(StoreRemapVectorWidth / SourceSwap with MFMAs of several blocks); integer types run alpha -3, beta 5 and 0.
 Among the solutions of that schedule that use the feature and that the writer accepts, COUNT (default 6) are
 drawn with SEED (default 1) and each is written, assembled, linked and run on the emulator at edge sizes against
 the float64 reference (``sizes_for``): M one past a tile, N giving more rows of tiles than WorkGroupMapping and
@@ -44,6 +47,18 @@ FEATURES = {
     # MFMA macro tiles with a side outside Tensile's tuning list (80, 144, 160, 288, ...)
     "mfma-mt-side": lambda s: s.derived.is_mfma and (s.derived.mt0 not in VALID_MT_SIDES
                                                      or s.derived.mt1 not in VALID_MT_SIDES),
+    # pointer-array (_GB) batches with PersistentKernel; with BufferLoad false
+    "gb-persistent": lambda s: s.problem_type.batched and not s.problem_type.strided_batched
+                               and s.derived.persistent_kernel != 0,
+    "gb-no-buffer-load": lambda s: s.problem_type.batched and not s.problem_type.strided_batched
+                                   and not s.derived.buffer_load,
+    # BufferLoad false with GlobalReadVectorWidth > 1
+    "no-buffer-load-wide": lambda s: not s.derived.buffer_load and s.params["GlobalReadVectorWidth"] > 1,
+    # StoreRemapVectorWidth or SourceSwap with MFMAs of several blocks
+    "mfma-blocks-remap": lambda s: s.derived.is_mfma and s.derived.mi_blocks != (1, 1)
+                                   and bool(s.derived.store_remap),
+    "mfma-blocks-swap": lambda s: s.derived.is_mfma and s.derived.mi_blocks != (1, 1)
+                                  and bool(s.params["SourceSwap"]),
 }
 
 
@@ -122,8 +137,9 @@ def main(argv: list[str]) -> int:
         contract = GemmKernelContract.from_solution(sol, name)
         sizes = sizes_for(sol, feature)
         results = []
-        for beta, these in ((0.5, sizes), (0.0, sizes[2:])):
-            results += verify_sizes(co, contract, these, -1.25, beta, 3, EmulatedRuntime())
+        integer = sol.problem_type.compute_type.char == "I"
+        for beta, these in ((5 if integer else 0.5, sizes), (0, sizes[2:])):
+            results += verify_sizes(co, contract, these, -3 if integer else -1.25, beta, 3, EmulatedRuntime())
         ok = all(r.passed for r in results)
         failed += not ok
         print(f"  {'PASS' if ok else 'FAIL'} {what} sizes {', '.join(str(s) for s in sizes)} "

@@ -7,7 +7,8 @@ batch's pointer plus Offset<X> elements, as Tensile 4.44's ``loadBatchedAddress`
 ``allocateResources`` do, so later code takes Address<X> as the batch's base. Like Tensile's kernel
 it never reads C's pointer when beta is 0, nor A's and B's when alpha or K is 0; then our kernel also
 sets A's and B's buffer ranges (Tensor2dSize) to 0, so its buffer loads read zeros, not whatever lies
-at the pointer arrays' addresses.
+at the pointer arrays' addresses (with BufferLoad false, whose global loads have no range, it sets K to 0:
+no A or B element is read).
 """
 
 from __future__ import annotations
@@ -83,12 +84,15 @@ def load_batch_pointers(ctx: KernelContext, regs) -> Module | None:
           ctx.inst("s_load_dwordx2", arg("AddressA"), arg("AddressA"), index),
           ctx.inst("s_load_dwordx2", arg("AddressB"), arg("AddressB"), index),
           ctx.inst("s_branch", done),
-          LabelDef(no_ab.name),
-          ctx.inst("s_mov_b32", arg("Tensor2dSizeA")[0], 0, comment="empty ranges: A and B read as zeros"),
-          ctx.inst("s_mov_b32", arg("Tensor2dSizeA")[1], 0),
-          ctx.inst("s_mov_b32", arg("Tensor2dSizeB")[0], 0),
-          ctx.inst("s_mov_b32", arg("Tensor2dSizeB")[1], 0),
-          LabelDef(done.name))
+          LabelDef(no_ab.name))
+    if g.buffer_load:
+        m.add(ctx.inst("s_mov_b32", arg("Tensor2dSizeA")[0], 0, comment="empty ranges: A and B read as zeros"),
+              ctx.inst("s_mov_b32", arg("Tensor2dSizeA")[1], 0),
+              ctx.inst("s_mov_b32", arg("Tensor2dSizeB")[0], 0),
+              ctx.inst("s_mov_b32", arg("Tensor2dSizeB")[1], 0))
+    else:   # global loads have no range to empty: no K steps at all (alpha * A*B is 0 anyway)
+        m.add(ctx.inst("s_mov_b32", arg("SizesSum0"), 0, comment="A and B are not read: K = 0"))
+    m.add(LabelDef(done.name))
     for letter in letters:
         shift = (g.in_bpe if letter in "AB" else g.out_bpe).bit_length() - 1
         offset, address = arg(f"Offset{letter}"), arg(f"Address{letter}")

@@ -82,9 +82,6 @@ def _problem_reason(solution) -> str | None:
                 f"pseudo-random generator) is not implemented; use StochasticRounding false (round to nearest even)")
     if pt.batched and not pt.strided_batched:
         d = solution.derived
-        if not d.buffer_load:
-            return ("BufferLoad=False with general (pointer-array) batched GEMM is not implemented (A and B "
-                    "are read as zeros through empty buffer ranges when alpha or K is 0)")
         if d.persistent_kernel and d.persistent_kernel_along_batch:
             return (f"PersistentKernel={d.persistent_kernel} with PersistentKernelAlongBatch and general "
                     f"(pointer-array) batched GEMM is not implemented (the batch's pointers are loaded once, before "
