@@ -51,9 +51,10 @@ FEATURES = {
     "gb-persistent": lambda s: s.problem_type.batched and not s.problem_type.strided_batched
                                and s.derived.persistent_kernel != 0,
     "gb-no-buffer-load": lambda s: s.problem_type.batched and not s.problem_type.strided_batched
-                                   and not s.derived.buffer_load,
+                                   and not s.derived.buffer_load and s.params["KernelLanguage"] == "Assembly",
     # BufferLoad false with GlobalReadVectorWidth > 1
-    "no-buffer-load-wide": lambda s: not s.derived.buffer_load and s.params["GlobalReadVectorWidth"] > 1,
+    "no-buffer-load-wide": lambda s: not s.derived.buffer_load and s.params["GlobalReadVectorWidth"] > 1
+                                     and s.params["KernelLanguage"] == "Assembly",
     # StoreRemapVectorWidth or SourceSwap with MFMAs of several blocks
     "mfma-blocks-remap": lambda s: s.derived.is_mfma and s.derived.mi_blocks != (1, 1)
                                    and bool(s.derived.store_remap),
