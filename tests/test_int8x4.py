@@ -40,7 +40,7 @@ def test_integer_reference_is_exact_with_wraparound():
         assert got[bi, i, j] == want
     # the comparison is exact: one unit off is a failure, the right answer a pass
     d = inst.arrays["D"].copy()
-    view = inst.view("D", d)
+    view = inst.view("D", d, writeable=True)
     view[...] = got.astype(np.int32)
     assert compare(inst, d, alpha, beta).passed
     view[1, 2, 3] += 1

@@ -431,17 +431,21 @@ def test_workspace_check_uses_the_problems_workspace():
     assert lib.select(replace(view, workspace_size=10 * 20 * 2 * 4 - 1)) is None
 
 
-def test_contract_refuses_initial_stride_entries():
+def test_contract_reads_initial_stride_entries():
     from tensile_asm.gemm import GemmKernelContract
     ref = reference()
     iic = [s for s in ref["solutions"] if s["problemType"]["useInitialStridesAB"]]
     plain = [s for s in ref["solutions"] if not s["problemType"]["useInitialStridesAB"]]
     assert iic and plain
-    for s in iic:
-        with pytest.raises(UserError, match="useInitialStridesAB and useInitialStridesCD kernels"):
-            GemmKernelContract.from_library_entry(s)
+    for s in iic:   # the first index's stride of each tensor is a kernel argument (Tensile's order: D, C, A, B)
+        pt = s["problemType"]
+        c = GemmKernelContract.from_library_entry(s)
+        names = [a.name for a in c.layout() if a.name.startswith("InitialStride")]
+        assert names == ["InitialStrideD", "InitialStrideC"] * pt["useInitialStridesCD"] + \
+            ["InitialStrideA", "InitialStrideB"], (s["name"], names)
     for s in plain:  # every other entry of Tensile's own library, of every kind, reads
-        assert GemmKernelContract.from_library_entry(s).name == s["name"]
+        c = GemmKernelContract.from_library_entry(s)
+        assert c.name == s["name"] and not any(a.name.startswith("InitialStride") for a in c.layout())
 
 
 def test_rows_sort_as_tensiles_python_sorts_them():

@@ -141,14 +141,16 @@ class GemmInstance:
     def tensor2d_size(self, t: str) -> int:
         return self.ld[t] * self.shape2d(t)[1]
 
-    def view(self, t: str, flat: np.ndarray | None = None) -> np.ndarray:
-        """The logical (batch, rows, cols) matrices: A as [b, m, k], B as [b, k, n], C/D as [b, m, n]."""
+    def view(self, t: str, flat: np.ndarray | None = None, writeable: bool = False) -> np.ndarray:
+        """The logical (batch, rows, cols) matrices: A as [b, m, k], B as [b, k, n], C/D as [b, m, n]. Read-only
+        unless ``writeable`` (for D, whose region never overlaps itself; C's may, with a first stride or leading
+        dimension of 0)."""
         flat = self.arrays[t] if flat is None else flat
         rows, cols = self.shape2d(t)
         s = flat.itemsize
         v = np.lib.stride_tricks.as_strided(flat, shape=(self.batch, rows, cols),
                                             strides=(self.batch_stride[t] * s, self.first(t) * s, self.ld[t] * s),
-                                            writeable=False)
+                                            writeable=writeable)
         if (t == "A" and self.transpose_a) or (t == "B" and self.transpose_b):
             v = v.transpose(0, 2, 1)
         return v
