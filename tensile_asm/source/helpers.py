@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tensile_asm.gemm import helpers as contract_helpers
 from tensile_asm.gemm.arguments import Argument
+from tensile_asm.source import writer
 
 # the helper's arithmetic type per C/D type (beta-only) or compute type (post-GSU's accumulator)
 _ACC = {"S": "float", "H": "float", "B": "float", "D": "double", "I": "unsigned"}
@@ -35,41 +36,25 @@ class HelperSource:
 
     @property
     def d_ctype(self) -> str:
-        from tensile_asm.source.writer import _CTYPE
-        return _CTYPE[self.dest_type]
+        return writer._CTYPE[self.dest_type]
 
     @property
     def widen_cd(self) -> str:
-        from tensile_asm.source.writer import _WIDEN
-        return _WIDEN[self.dest_type]
+        return writer._WIDEN[self.dest_type]
 
     @property
     def narrow_cd(self) -> str:
-        from tensile_asm.source.writer import _NARROW
-        return _NARROW[self.dest_type]
+        return writer._NARROW[self.dest_type]
 
     def scalar_value(self, name: str) -> str:
-        kind = next(a.kind for a in self.arguments if a.name == name)
-        return f"half_from_bits({name} & 0xFFFFu)" if kind == "f16" else name
+        return writer.scalar_value(self.arguments, name)
 
     @property
     def parameters(self) -> list[str]:
-        from tensile_asm.source.writer import _SCALAR_CTYPE
         array = "* const* __restrict__" if self.pointer_array else "* __restrict__"
-        out = []
-        for a in self.arguments:
-            if a.name == "AddressD":
-                ctype = self.d_ctype + array
-            elif a.name == "AddressC":
-                ctype = f"const {self.d_ctype}{array}"
-            elif a.name == "AddressWS":
-                ctype = f"const {self.acc_ctype}* __restrict__"
-            elif a.kind in _SCALAR_CTYPE:
-                ctype = _SCALAR_CTYPE[a.kind]
-            else:
-                ctype = {"u64": "unsigned long long", "u32": "unsigned"}[a.kind]
-            out.append(f"{ctype} {a.name}")
-        return out
+        return writer.parameter_list(self.arguments, {
+            "AddressD": self.d_ctype + array, "AddressC": f"const {self.d_ctype}{array}",
+            "AddressWS": f"const {self.acc_ctype}* __restrict__"})
 
 
 def helper_source(contract) -> HelperSource | None:
@@ -88,6 +73,5 @@ def helper_source(contract) -> HelperSource | None:
 
 def write_helper_source(contract) -> str:
     """The helper kernel's text, without a prelude (it follows the GEMM kernel's); '' for GlobalSplitU 1."""
-    from tensile_asm.source.writer import _environment
     h = helper_source(contract)
-    return "" if h is None else _environment().get_template("gsu_helper.hip.j2").render(h=h)
+    return "" if h is None else writer._environment().get_template("gsu_helper.hip.j2").render(h=h)

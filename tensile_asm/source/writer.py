@@ -190,27 +190,35 @@ class KernelSource:
         return _NARROW[self.dest_type]
 
     def scalar_value(self, name: str) -> str:
-        """Alpha or Beta as the accumulator type (a half compute type arrives as its bits, twice)."""
-        kind = next(a.kind for a in self.arguments if a.name == name)
-        return f"half_from_bits({name} & 0xFFFFu)" if kind == "f16" else name
+        return scalar_value(self.arguments, name)
 
     @property
     def parameters(self) -> list[str]:
-        out = []
-        for a in self.arguments:
-            array = "* const* __restrict__" if self.pointer_array else "* __restrict__"
-            if a.name == "AddressD":
-                ctype = "Acc* __restrict__" if self.store == "workspace" else "TypeCD" + array
-            elif a.name == "AddressC":
-                ctype = "const TypeCD" + array
-            elif a.name in ("AddressA", "AddressB"):
-                ctype = "const TypeAB" + array
-            elif a.kind in _SCALAR_CTYPE:
-                ctype = _SCALAR_CTYPE[a.kind]
-            else:
-                ctype = {"u64": "unsigned long long", "u32": "unsigned"}[a.kind]
-            out.append(f"{ctype} {a.name}")
-        return out
+        array = "* const* __restrict__" if self.pointer_array else "* __restrict__"
+        return parameter_list(self.arguments, {
+            "AddressD": "Acc* __restrict__" if self.store == "workspace" else "TypeCD" + array,
+            "AddressC": "const TypeCD" + array, "AddressA": "const TypeAB" + array, "AddressB": "const TypeAB" + array})
+
+
+def scalar_value(arguments, name: str) -> str:
+    """Alpha or Beta as the accumulator type (a half compute type arrives as its bits, twice)."""
+    kind = next(a.kind for a in arguments if a.name == name)
+    return f"half_from_bits({name} & 0xFFFFu)" if kind == "f16" else name
+
+
+def parameter_list(arguments, tensors: dict[str, str]) -> list[str]:
+    """One C parameter per contract argument, named as the contract names it: the tensors' C types from
+    ``tensors`` (argument name -> type), scalars and sizes by their kind."""
+    out = []
+    for a in arguments:
+        if a.name in tensors:
+            ctype = tensors[a.name]
+        elif a.kind in _SCALAR_CTYPE:
+            ctype = _SCALAR_CTYPE[a.kind]
+        else:
+            ctype = {"u64": "unsigned long long", "u32": "unsigned"}[a.kind]
+        out.append(f"{ctype} {a.name}")
+    return out
 
 
 def kernel_source(solution, name: str, language: str = "hip") -> KernelSource:
