@@ -90,15 +90,26 @@ def amdgpu_targets(clang: str) -> frozenset[str]:
     return frozenset(w for w in (proc.stdout + proc.stderr).split() if w.startswith("gfx"))
 
 
+def _rocm_compiler() -> tuple[str, str] | None:
+    """(ROCm's clang++, its ROCm path) under $ROCM_PATH or /opt/rocm, where its HIP headers are too."""
+    for rocm in filter(None, (os.environ.get("ROCM_PATH"), "/opt/rocm")):
+        candidate = Path(rocm) / "llvm" / "bin" / "clang++"
+        if candidate.is_file() and (Path(rocm) / "include" / "hip" / "hip_runtime.h").is_file():
+            return str(candidate), rocm
+    return None
+
+
+def _debian_clangs() -> list[str]:
+    """Debian's versioned clang++ on PATH, in the order find_hip_compiler tries them."""
+    return [p for p in (shutil.which(f"clang++-{v}") for v in DEBIAN_HIP_CLANGS) if p]
+
+
 def hip_compiler_paths() -> list[str]:
     """Every clang++ ``find_hip_compiler`` may pick for some target (for cache keys)."""
     if os.environ.get("TENSILE_ASM_HIP_CLANG"):
         return [os.environ["TENSILE_ASM_HIP_CLANG"]]
-    for rocm in filter(None, (os.environ.get("ROCM_PATH"), "/opt/rocm")):
-        candidate = Path(rocm) / "llvm" / "bin" / "clang++"
-        if candidate.is_file() and (Path(rocm) / "include" / "hip" / "hip_runtime.h").is_file():
-            return [str(candidate)]
-    return [p for p in (shutil.which(f"clang++-{v}") for v in DEBIAN_HIP_CLANGS) if p]
+    rocm = _rocm_compiler()
+    return [rocm[0]] if rocm else _debian_clangs()
 
 
 @lru_cache(maxsize=None)
@@ -111,13 +122,12 @@ def find_hip_compiler(target: str | None = None) -> HipCompiler:
             raise ToolchainError(f"TENSILE_ASM_HIP_CLANG={path} is not an executable clang++")
         rocm = os.environ.get("ROCM_PATH")
         return HipCompiler(path, rocm, rocm is None and clang_major(path) >= WAVEFRONT_MACRO_DROPPED_IN)
-    for rocm in filter(None, (os.environ.get("ROCM_PATH"), "/opt/rocm")):
-        candidate = Path(rocm) / "llvm" / "bin" / "clang++"
-        if candidate.is_file() and (Path(rocm) / "include" / "hip" / "hip_runtime.h").is_file():
-            return HipCompiler(str(candidate), rocm)
+    rocm = _rocm_compiler()
+    if rocm:
+        return HipCompiler(*rocm)
     if not Path("/usr/include/hip/hip_runtime.h").is_file():
         raise ToolchainError(f"no clang++ that compiles HIP with the HIP headers was found; {HIP_INSTALL_HINT}")
-    found = [p for p in (shutil.which(f"clang++-{v}") for v in DEBIAN_HIP_CLANGS) if p]
+    found = _debian_clangs()
     for clang in found:
         if target is None or target in amdgpu_targets(clang):
             return HipCompiler(clang, None, clang_major(clang) >= WAVEFRONT_MACRO_DROPPED_IN)
