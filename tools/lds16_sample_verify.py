@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.benchmark.verify import admitted_size, verify_sizes
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.create import _collect
@@ -32,14 +32,6 @@ from verify_feature_sample import SCHEDULES, sizes_for  # noqa: E402
 def wide_lds_bytes(sol) -> int:
     """The LDS the kernel would take with its 16-bit A/B widened to fp32 (and accumulators, remap at fp32)."""
     return sol.derived.lds.layout(4).bytes
-
-
-def asserted(sol, size: Size) -> Size:
-    """``size`` rounded up to the multiples the solution asserts (AssertFree0/Free1/SummationElementMultiple:
-    Tensile's Free0/Free1SizeMultiple and BoundSizeMultiple predicates keep other sizes from the kernel)."""
-    up = [max(1, int(sol.params.get(f"Assert{k}ElementMultiple", 1) or 1)) for k in ("Free0", "Free1", "Summation")]
-    m, n, k = (-(-v // q) * q for v, q in zip((size.m, size.n, size.k), up))
-    return Size(m, n, k, size.batch)
 
 
 def main(argv: list[str]) -> int:
@@ -81,7 +73,7 @@ def main(argv: list[str]) -> int:
         co = tmp / f"{name}.co"
         link_kernels([kernel], arch, co)
         contract = GemmKernelContract.from_solution(sol, name)
-        sizes = [asserted(sol, z) for z in sizes_for(sol, "lds16")]
+        sizes = [admitted_size(sol.params, z) for z in sizes_for(sol, "lds16")]
         results = []
         for beta, these in ((0.5, sizes), (0.0, sizes[2:])):
             results += verify_sizes(co, contract, these, -1.25, beta, 3, EmulatedRuntime())

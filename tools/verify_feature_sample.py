@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.benchmark.verify import Size, admitted_size, verify_sizes
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.create import _collect
@@ -84,19 +84,8 @@ def sizes_for(sol, feature: str) -> list[Size]:
     if d.stagger_u > 1:                         # enough unrolled steps for a stagger mask of 1 or more
         k = _next_prime(d.depth_u * 2 * (1 << d.stagger_stride_shift) * max(1, d.global_split_u) + 1)
     batch = 2 if sol.problem_type.batched else 1
-    return [_allowed(sol, s) for s in (Size(d.mt0 + 1, d.mt1 * (rows - 1) + 3, k, 1), Size(1, 1, 1),
+    return [admitted_size(sol.params, s) for s in (Size(d.mt0 + 1, d.mt1 * (rows - 1) + 3, k, 1), Size(1, 1, 1),
                                        Size(13, 11, k, batch))]
-
-
-def _allowed(sol, size: Size) -> Size:
-    """``size`` rounded up to the multiples the solution asserts (AssertFree0/Free1/SummationElementMultiple:
-    Tensile's Free0/Free1SizeMultiple and BoundSizeMultiple predicates keep other sizes away from the kernel,
-    which may read or write wrongly there: e.g. rocBLAS's I8II GLVW 4/8 solutions at M 1 and gfx942's
-    Alik_Bljk_SB_GB ASEM 2 solutions at odd K)."""
-    p = sol.params
-    up = [max(1, int(p.get(f"Assert{k}ElementMultiple", 1) or 1)) for k in ("Free0", "Free1", "Summation")]
-    m, n, k = (-(-v // q) * q for v, q in zip((size.m, size.n, size.k), up))
-    return Size(m, n, k, size.batch)
 
 
 def main(argv: list[str]) -> int:

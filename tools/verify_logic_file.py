@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.benchmark.verify import Size, admitted_size, verify_sizes
 from tensile_asm.errors import UserError
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
@@ -30,12 +30,6 @@ from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.writer.build import build_kernel, link_kernels, supports
 
 ARCH = {"arcturus": "gfx908", "aldebaran": "gfx90a", "aquavanjaram942": "gfx942"}
-
-
-def allowed(sol, m: int, n: int, k: int, batch: int = 1) -> Size:
-    p = sol.params
-    up = [max(1, int(p.get(f"Assert{x}ElementMultiple", 1) or 1)) for x in ("Free0", "Free1", "Summation")]
-    return Size(*(-(-v // q) * q for v, q in zip((m, n, k), up)), batch)
 
 
 def main(argv: list[str]) -> int:
@@ -69,18 +63,18 @@ def main(argv: list[str]) -> int:
         link_kernels([kernel], arch, co)
         contract = GemmKernelContract.from_solution(sol, f"k{e.index}")
         batch = 2 if sol.problem_type.batched else 1
-        edge = allowed(sol, 13, 11, 29, batch) if small else \
-            allowed(sol, d.mt0 + 3, d.mt1 + 5, 2 * d.depth_u + 7, batch)
-        sizes = [allowed(sol, 1, 1, 1), edge]
+        edge = admitted_size(sol.params, Size(13, 11, 29, batch)) if small else \
+            admitted_size(sol.params, Size(d.mt0 + 3, d.mt1 + 5, 2 * d.depth_u + 7, batch))
+        sizes = [admitted_size(sol.params, Size(1, 1, 1)), edge]
         results = verify_sizes(co, contract, sizes, -1.25, 0.5, 3, EmulatedRuntime()) + \
-            verify_sizes(co, contract, [allowed(sol, 13, 11, 29, batch)], 1.5, 0.0, 5, EmulatedRuntime())
+            verify_sizes(co, contract, [admitted_size(sol.params, Size(13, 11, 29, batch))], 1.5, 0.0, 5, EmulatedRuntime())
         ok = all(r.passed for r in results)
         verified += 1
         failed += not ok
         detail = "" if ok else " " + "; ".join(f"{r.size} beta {r.beta}: {r.detail}" for r in results if not r.passed)
         print(f"{e.index} {'PASS' if ok else 'FAIL'} {sol.problem_type.name} MT{d.mt0}x{d.mt1} DU{d.depth_u} "
               f"MI{list(d.matrix_instruction)} sizes {', '.join(str(s) for s in sizes)} + "
-              f"{allowed(sol, 13, 11, 29, batch)} beta 0 ({time.time() - t0:.0f} s){detail}", flush=True)
+              f"{admitted_size(sol.params, Size(13, 11, 29, batch))} beta 0 ({time.time() - t0:.0f} s){detail}", flush=True)
     print(f"{verified} verified, {failed} failed")
     return 1 if failed else 0
 

@@ -5,7 +5,7 @@ usage: wsgr_verify.py SCHEDULE ARCH COUNT SEED [--reasons-only] [--types S,D,HHS
 import collections, random, re, sys, tempfile, time
 from pathlib import Path
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.benchmark.verify import Size, admitted_size, verify_sizes
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.logic import read_logic_file
@@ -75,12 +75,9 @@ for i, (fname, idx, sol) in enumerate(picked):
     link_kernels([kernel], arch, co)
     contract = GemmKernelContract.from_solution(sol, name)
     mt0, mt1, du = d.mt0, d.mt1, d.depth_u
-    # sizes the solution's predicates admit (AssertFree0/1ElementMultiple, AssertSummationElementMultiple)
-    f0, f1, fk = (max(1, p.get(k, 1)) for k in ("AssertFree0ElementMultiple", "AssertFree1ElementMultiple",
-                                                 "AssertSummationElementMultiple"))
-    up = lambda v, q: -(-v // q) * q
-    sizes = [Size(up(1, f0), up(1, f1), up(1, fk), 1), Size(up(mt0 + 3, f0), up(mt1 - 1 if mt1 > 1 else 2, f1), up(du + 7, fk), 2),
-             Size(up(17, f0), up(mt1 + 5, f1), up(2 * du + 3, fk), 1)]
+    # sizes the solution's predicates admit
+    sizes = [admitted_size(p, z) for z in (Size(1, 1, 1, 1), Size(mt0 + 3, mt1 - 1 if mt1 > 1 else 2, du + 7, 2),
+                                           Size(17, mt1 + 5, 2 * du + 3, 1))]
     res = []
     for beta in (0.0, -0.5):
         if beta and not contract.use_beta:

@@ -34,6 +34,16 @@ class CaseResult:
     estimated_cycles: int | None = None     # the emulator's cycle model, one workgroup (modelled)
 
 
+def admitted_size(params: dict, size: Size) -> Size:
+    """``size`` rounded up to the multiples a solution asserts (AssertFree0/Free1/SummationElementMultiple):
+    Tensile's Free0/Free1SizeMultiple and BoundSizeMultiple predicates keep other sizes away from the kernel,
+    which may read or write wrongly there (rocBLAS's I8II GLVW 4/8 solutions at M 1, gfx942's Alik_Bljk_SB_GB
+    ASEM 2 solutions at odd K). Verifying a library solution at other sizes reports false failures."""
+    up = [max(1, int(params.get(f"Assert{k}ElementMultiple", 1) or 1)) for k in ("Free0", "Free1", "Summation")]
+    m, n, k = (-(-v // q) * q for v, q in zip((size.m, size.n, size.k), up))
+    return Size(m, n, k, size.batch)
+
+
 def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, sizes: list[Size], alpha: float,
                  beta: float, seed: int, runtime, pad: int = 0, first_stride: dict | None = None,
                  ld: dict | None = None) -> list[CaseResult]:
