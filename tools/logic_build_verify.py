@@ -1,17 +1,27 @@
-"""Build one rocBLAS schedule's logic with create-library, then verify a seeded sample of the built kernels of
-EVERY logic file on the emulator at edge sizes; write bench/rocblas_logic_built_<schedule>.md.
+"""Build rocBLAS schedules' logic with create-library, ONE LOGIC FILE AT A TIME (every solution of it), then verify
+a seeded sample of the built kernels of every logic file on the emulator at edge sizes; write
+bench/rocblas_logic_built_<schedule>.md.
 
-    PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py vega20 [--jobs N] [--per-file 1] [--seed 1]
-        [--logic-root DIR] [--out DIR] [--report PATH]
+    # build (restartable: a file whose OUT/<schedule>/<file>/support.json exists is not built again):
+    PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py vega10 vega20 ... --build-only [--jobs N]
+        [--cache-dir DIR] [--out DIR] [--source DIR] [--build-budget SECONDS]
+    # table and verification (per schedule; files not built yet are listed as such):
+    PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py vega20 --skip-build [--per-file 1] [--seed 1]
+        [--verify-budget SECONDS] [--out DIR] [--report PATH]
 
-1. ``tensile-create-library --architecture <gfx> --jobs N <logic-root>/<schedule> <out>`` (timed);
-2. from ``<out>/support.json``: per logic file, built/total and the not-built reasons grouped (digits as N);
-3. per logic file, ``--per-file`` built solutions drawn with ``random.Random(seed)``, each run from the library
+1. per logic file, ``tensile-create-library --architecture <gfx> --jobs N <dir holding that file> OUT/<schedule>/<file>``
+   (timed; ``--source``: the tensile_asm tree it runs from, e.g. a frozen export, so that the checkout can move on;
+   its commit is recorded in OUT/<schedule>/<file>/build.json). Schedules in the order given, the files of each
+   in an order shuffled with ``--seed``, so that a build cut short (``--build-budget``, or stopped) leaves the
+   schedule it was in with complete files drawn without bias;
+2. from each file's ``support.json``: built/total and the not-built reasons grouped (digits as N);
+3. per logic file, ``--per-file`` built solutions drawn with ``random.Random(seed)``, each run from its library
    (``benchmark.verify.verify_library``: its code object and GlobalSplitU helper as a launcher finds them, strict
-   emulator, random A/B/C, D poisoned, NaN guards past A and B) at two sizes: one small (1, or the smallest
-   multiple its Free0/Free1/Summation size-multiple predicates allow), beta 0; one with primes past the macro
-   tile (rounded up to those multiples), batch 2 where the file is batched, beta 0.5 (0 without UseBeta).
-   Sizes the solution's predicates refuse (e.g. GlobalSplitUCheckMinK) are listed as skipped, not run.
+   emulator, random A/B/C, D poisoned, NaN guards past A and B) at two sizes (``sizes_for``): a small one (1, or
+   the smallest multiple its size-multiple predicates allow) with batch 2 where the file is batched and beta 0;
+   one with primes past the macro tile and DepthU (rounded up to those multiples), beta 0.5 (0 without UseBeta).
+   Sizes the solution's predicates refuse (e.g. GlobalSplitUCheckMinK) are listed as skipped, not run. With
+   ``--verify-budget`` no new kernel is started after that many seconds; the files left are listed as not verified.
 """
 
 from __future__ import annotations
@@ -92,204 +102,262 @@ def sizes_for(entry: dict):
     return small, edge
 
 
-def build(schedule: str, logic_root: Path, out: Path, jobs: int) -> tuple[float, str]:
+def _commit(source: Path) -> str:
+    r = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if r.returncode == 0 and (source / ".git").exists():
+        dirty = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return r.stdout.strip() + ("+uncommitted changes" if dirty else "")
+    mark = source / "COMMIT"            # an export (git archive) of a commit carries it in this file
+    return mark.read_text().strip() if mark.exists() else "unknown"
+
+
+def logic_files(logic_root: Path, schedule: str) -> list[str]:
+    files = sorted(p.name for p in (logic_root / schedule).glob("*.yaml"))
+    if not files:
+        sys.exit(f"{logic_root / schedule}: no logic files (*.yaml) there; give the folder holding the schedules' "
+                 "folders with --logic-root")
+    return files
+
+
+def build_order(schedules: list[str], logic_root: Path, seed: int) -> list[tuple[str, str]]:
+    """(schedule, file): the schedules in the order given, each one's files shuffled with ``seed`` (a build cut
+    short leaves the last schedule with complete files drawn without bias)."""
+    order = []
+    for s in schedules:
+        files = logic_files(logic_root, s)
+        random.Random(seed).shuffle(files)
+        order += [(s, f) for f in files]
+    return order
+
+
+def build_file(schedule: str, file: str, logic_root: Path, out: Path, jobs: int, cache_dir: Path | None,
+               source: Path, commit: str) -> dict:
+    """create-library over one logic file into out/<schedule>/<stem>; writes and returns build.json's record."""
+    stem = file[:-len(".yaml")]
+    dest = out / schedule / stem
+    logic = out / "logic" / schedule / stem       # a folder holding just this file (a link to it)
+    logic.mkdir(parents=True, exist_ok=True)
+    if not (logic / file).exists():
+        (logic / file).symlink_to((logic_root / schedule / file).resolve())
     cmd = [sys.executable, "-m", "tensile_asm.cli.create_library", "--architecture", SCHEDULES[schedule],
-           "--jobs", str(jobs), "--quiet", str(logic_root / schedule), str(out)]
+           "--jobs", str(jobs), "--print-timing", "--quiet"]
+    cmd += ["--cache-dir", str(cache_dir)] if cache_dir else []
+    t0, load0 = time.perf_counter(), os.getloadavg()[0]
+    r = subprocess.run(cmd + [str(logic), str(dest)], cwd=source, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(source)})
+    record = {"schedule": schedule, "file": file, "returncode": r.returncode, "commit": commit,
+              "seconds": round(time.perf_counter() - t0, 1), "load_before": load0, "load_after": os.getloadavg()[0],
+              "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+              "command": "create-library " + " ".join(cmd[4:]) + f" <{file}> <out>",
+              "output": (r.stdout + r.stderr)[-3000:]}
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "build.json").write_text(json.dumps(record, indent=1))
+    return record
+
+
+def build_all(schedules: list[str], logic_root: Path, out: Path, jobs: int, cache_dir: Path | None, source: Path,
+              seed: int, budget: float | None, rebuild: bool, log) -> None:
+    commit = _commit(source)
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    seconds = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.exit(f"create-library failed ({r.returncode}):\n{r.stderr[-3000:]}")
-    return seconds, " ".join(cmd[1:])
-
-
-def accepted_per_file(schedule: str, logic_root: Path) -> dict[str, dict]:
-    """Per logic file, from the writers' supports() (parameters only, no kernel written): total, the accepted
-    solutions' positions, and the first reason of the others."""
-    from tensile_asm.isa.arch import load_arch
-    from tensile_asm.library.create import _collect, _default_builder
-
-    gfx = SCHEDULES[schedule]
-    arch, builder = load_arch(gfx), _default_builder()
-    items, _ = _collect(logic_root / schedule, [gfx])
-    files: dict[str, dict] = {}
-    for it in items:
-        f = files.setdefault(it.logic.path.name, {"total": 0, "accepted": [], "reasons": collections.Counter()})
-        f["total"] += 1
-        reason = it.reason
-        if reason is None:
-            reason = ("invalid: " + it.solution.rejection) if it.solution.rejection else \
-                builder.supports(it.solution, arch)
-        if reason is None:
-            f["accepted"].append(it.index)
-        else:
-            f["reasons"][re.sub(r"\d+", "N", reason)[:140]] += 1
-    return files
-
-
-def cut_sample(schedule: str, logic_root: Path, dest: Path, files: dict[str, dict], per: int, seed: int) -> None:
-    """dest/<schedule>/<file>: each logic file cut (tools/cut_logic.py) to ``per`` of its accepted solutions,
-    drawn with ``random.Random(seed)``."""
-    import yaml
-
-    sys.path.insert(0, str(ROOT / "tools"))
-    from cut_logic import cut
-
-    rng = random.Random(seed)
-    (dest / schedule).mkdir(parents=True, exist_ok=True)
-    for name in sorted(files):
-        picked = sorted(rng.sample(files[name]["accepted"], min(per, len(files[name]["accepted"]))))
-        if not picked:
+    for schedule, file in build_order(schedules, logic_root, seed):
+        dest = out / schedule / file[:-len(".yaml")]
+        if (dest / "support.json").exists() and not rebuild:
             continue
-        data = yaml.load((logic_root / schedule / name).read_text(),
-                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        keep = [data[5][i]["SolutionIndex"] for i in picked]
-        (dest / schedule / name).write_text(yaml.dump(cut(data, keep), sort_keys=False,
-                                                      Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)))
+        if budget is not None and time.perf_counter() - t0 > budget:
+            log(f"build budget of {budget:.0f} s spent: not starting {schedule}/{file} and the files after it")
+            return
+        rec = build_file(schedule, file, logic_root, out, jobs, cache_dir, source, commit)
+        state = "ok" if rec["returncode"] == 0 else f"FAILED ({rec['returncode']}): {rec['output'][-500:]}"
+        log(f"{schedule}/{file}: {rec['seconds']:.0f} s, load {rec['load_after']:.1f}: {state}")
 
 
-def per_file(support: list[dict]) -> dict[str, dict]:
-    files: dict[str, dict] = {}
-    for e in support:
-        f = files.setdefault(e["file"], {"total": 0, "built": [], "reasons": collections.Counter()})
-        f["total"] += 1
-        if e["built"]:
-            f["built"].append(e["name"])
-        else:
-            f["reasons"][re.sub(r"\d+", "N", e["reason"] or "?")[:140]] += 1
-    return files
+def read_file_results(out: Path, schedule: str, files: list[str]) -> dict[str, dict]:
+    """Per logic file: built names, total, grouped reasons, build record; ``None`` fields where not built yet."""
+    res: dict[str, dict] = {}
+    for file in files:
+        dest = out / schedule / file[:-len(".yaml")]
+        rec = json.loads((dest / "build.json").read_text()) if (dest / "build.json").exists() else None
+        f = {"record": rec, "total": None, "built": [], "reasons": collections.Counter(), "out": dest}
+        if (dest / "support.json").exists():
+            support = json.loads((dest / "support.json").read_text())
+            f["total"] = len(support)
+            for e in support:
+                if e["built"]:
+                    f["built"].append(e["name"])
+                else:
+                    f["reasons"][re.sub(r"\d+", "N", e["reason"] or "?")[:160]] += 1
+        res[file] = f
+    return res
 
 
-def verify_sample(out: Path, files: dict[str, dict], per: int, seed: int, log) -> dict[str, list]:
+def _state(r) -> str:
+    return "not run" if r.not_run else "skipped" if r.skipped else "ok" if r.passed else "FAIL"
+
+
+def verify_sample(files: dict[str, dict], per: int, seed: int, budget: float | None, log) -> dict[str, list]:
+    """Per built file, ``per`` built kernels drawn with random.Random(seed), each at sizes_for's two sizes; with
+    ``budget`` (seconds) no kernel is started once it is spent (those files get no entry)."""
     from tensile_asm.benchmark.verify import verify_library
     from tensile_asm.library.codeobjects import LibraryFolder
 
-    folder = LibraryFolder(out)
-    entries = {sol.get("name"): sol for _, sol, _ in folder.solutions()}
     rng = random.Random(seed)
+    picks = {file: rng.sample(sorted(set(f["built"])), min(per, len(set(f["built"])))) for file, f in files.items()}
+    order = sorted(picks)
+    rng.shuffle(order)                  # a budget cut short leaves an unbiased subset of files verified
     results: dict[str, list] = {}
-    for file in sorted(files):
-        names = sorted(set(files[file]["built"]))
-        picked = rng.sample(names, min(per, len(names)))
+    t0 = time.perf_counter()
+    for file in order:
+        if not picks[file]:
+            continue
+        if budget is not None and time.perf_counter() - t0 > budget:
+            log(f"verification budget of {budget:.0f} s spent: {file} and the files after it not verified")
+            break
+        folder = LibraryFolder(files[file]["out"])
+        entries = {sol.get("name"): sol for _, sol, _ in folder.solutions()}
         results[file] = []
-        for name in picked:
+        for name in picks[file]:
             entry = entries[name]
             small, edge = sizes_for(entry)
             use_beta = bool(entry.get("problemType", {}).get("useBeta", True))
-            t0 = time.perf_counter()
+            t1 = time.perf_counter()
             runs = []
             for size, beta in ((small, 0.0), (edge, 0.5 if use_beta else 0.0)):
-                [r] = verify_library(folder, [size], alpha=-1.25, beta=beta, seed=seed, names={name})
+                try:
+                    [r] = verify_library(folder, [size], alpha=-1.25, beta=beta, seed=seed, names={name})
+                except Exception as e:  # a crash in the launcher or emulator is a finding, not the end of the run
+                    from tensile_asm.benchmark.verify import SolutionResult
+                    r = SolutionResult(name, None, None, [], [], f"CRASH {type(e).__name__}: {e}")
                 runs.append((size, beta, r))
-            seconds = time.perf_counter() - t0
-            results[file].append((name, runs, seconds))
-            for size, beta, r in runs:
-                state = ("not run: " + r.not_run) if r.not_run else "skipped (predicates)" if r.skipped else \
-                    "passed" if r.passed else "FAILED " + "; ".join(c.detail for c in r.results if not c.passed)
-                log(f"  {file}: {name} {size} beta {beta:g}: {state}")
+                detail = r.not_run or "; ".join(c.detail for c in r.results if not c.passed)
+                log(f"  {file}: {name} {size} beta {beta:g}: {_state(r)} {detail}".rstrip())
+            results[file].append((name, runs, time.perf_counter() - t1))
     return results
+
+
+def _failed(r) -> bool:
+    return (r.not_run or "").startswith("CRASH") or (not r.not_run and not r.skipped and not r.passed)
+
+
+def report(schedule: str, files: dict[str, dict], results: dict[str, list], a, verify_s: float) -> tuple[str, str]:
+    """(summary line, markdown)."""
+    gfx = SCHEDULES[schedule]
+    done = {f: v for f, v in files.items() if v["total"] is not None}
+    built = sum(len(v["built"]) for v in done.values())
+    total = sum(v["total"] for v in done.values())
+    runs = [r for rs in results.values() for _, rr, _ in rs for _, _, r in rr]
+    ran = [r for r in runs if not r.skipped and not r.not_run or _failed(r)]
+    failed = [r for r in runs if _failed(r)]
+    skipped = [r for r in runs if (r.skipped or r.not_run) and not _failed(r)]
+    kernels = sum(len(rs) for rs in results.values())
+    with_built = [f for f, v in done.items() if v["built"]]
+    commits = sorted({v["record"]["commit"] for v in done.values() if v["record"]})
+    build_s = sum(v["record"]["seconds"] for v in done.values() if v["record"])
+    pct = f"{100 * built / total:.1f} %" if total else "-"
+    summary = (f"{schedule} ({gfx}): built {built}/{total} ({pct}) over {len(done)}/{len(files)} logic files built in "
+               f"full; verified {kernels} kernels of {len(results)}/{len(with_built)} files with built kernels: "
+               f"{len(ran) - len(failed)}/{len(ran)} runs passed, {len(failed)} failed, {len(skipped)} skipped by "
+               f"predicates")
+    lines = [f"# rocBLAS {schedule} ({gfx}) logic: every solution through create-library, per file, and a verified "
+             "sample", "",
+             f"**{summary}.**", "",
+             f"Code: commit {', '.join(commits) or '?'} (each file's build records it). Commands (times under load: "
+             "the machine's 2 cores shared with six other helpers' work; the build ran under `nice -n 10`):", "",
+             f"    nice -n 10 env PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py {schedule} ... "
+             "--build-only --jobs 2 --cache-dir DIR --out OUT [--source EXPORT]",
+             f"    PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py {schedule} --skip-build --out OUT "
+             f"--per-file {a.per_file} --seed {a.seed}" + (f" --verify-budget {a.verify_budget:.0f}"
+                                                         if a.verify_budget else ""), "",
+             f"Build: one create-library per logic file (`--architecture {gfx} --jobs 2`), {build_s:.0f} s in all "
+             f"for the {len(done)} files (load average {_load_range(done)}); verification {verify_s:.0f} s.", "",
+             "Measured: **built** = create-library wrote the kernel and LLVM assembled and linked it into the "
+             "library (support.json says built); the reasons are support.json's for the others (the writer's "
+             "supports() refusal, or the failure found when writing, e.g. registers that do not fit). **Verified** "
+             "= the sampled kernel launched from the library's code object on the strict emulator (random A/B/C, D "
+             "poisoned, NaN past the ends of A and B) matched the float64 numpy reference, at a small size (1, or "
+             "the smallest its size-multiple predicates allow) with beta 0 and at a size of primes past the macro "
+             "tile and 2 x DepthU (rounded up to those multiples), batch 2 where the file is batched, beta 0.5. "
+             "Not measured: speed, and the solutions not sampled.", "",
+             "| logic file | built/total | not built (reason, digits as N) | build s | verified (size, beta: result) |",
+             "|---|---:|---|---:|---|"]
+    for file in sorted(files):
+        v = files[file]
+        if v["total"] is None:
+            rec = v["record"]
+            why = (f"create-library failed ({rec['returncode']}): {rec['output'][-300:]}" if rec else
+                   "not built in the time of this run")
+            lines.append(f"| {file} | - | {why.replace('|', '/').replace(chr(10), ' ')} | | |")
+            continue
+        reasons = "<br>".join(f"{n} {r}" for r, n in v["reasons"].most_common())
+        ver = []
+        for name, rr, _ in results.get(file, []):
+            ver.append(f"`{name[:60]}{'...' if len(name) > 60 else ''}`: " +
+                       ", ".join(f"{size} b{beta:g} {'FAIL' if _failed(r) else _state(r)}" for size, beta, r in rr))
+        verified = "<br>".join(ver) or ("(none built)" if not v["built"] else "not verified (budget)")
+        lines.append(f"| {file} | {len(v['built'])}/{v['total']} | {reasons.replace('|', '/')} | "
+                     f"{v['record']['seconds']:.0f} | {verified} |" if v["record"] else
+                     f"| {file} | {len(v['built'])}/{v['total']} | {reasons.replace('|', '/')} | | {verified} |")
+    grouped = collections.Counter()
+    for v in done.values():
+        grouped.update(v["reasons"])
+    if grouped:
+        lines += ["", "Not built, all files together:", "", "```"]
+        lines += [f"{n:6d} {r}" for r, n in grouped.most_common()] + ["```"]
+    fails = [(file, name, size, beta, r) for file, rs in results.items() for name, rr, _ in rs
+             for size, beta, r in rr if _failed(r)]
+    if fails:
+        lines += ["", "Verification failures:", ""]
+        for file, name, size, beta, r in fails:
+            lines.append(f"- {file} `{name}` {size} beta {beta:g}: " +
+                         (r.not_run or "; ".join(c.detail for c in r.results if not c.passed)))
+    return summary, "\n".join(lines) + "\n"
+
+
+def _load_range(done: dict) -> str:
+    loads = [x for v in done.values() if v["record"] for x in (v["record"]["load_before"], v["record"]["load_after"])]
+    return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "?"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("schedule", choices=sorted(SCHEDULES))
+    ap.add_argument("schedules", nargs="+", choices=sorted(SCHEDULES))
     ap.add_argument("--logic-root", type=Path, default=ROOT.parent / "shared/data/logic/rocblas-asm_full")
-    ap.add_argument("--out", type=Path, default=None, help="create-library output (default /tmp/logic-built-<schedule>)")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/logic-built"),
+                    help="per-file create-library outputs go to OUT/<schedule>/<file> (default /tmp/logic-built)")
+    ap.add_argument("--source", type=Path, default=ROOT,
+                    help="the tensile_asm tree create-library runs from (default this checkout)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--cache-dir", type=Path, default=None, help="create-library's kernel cache")
+    ap.add_argument("--build-only", action="store_true", help="build, and write no table")
+    ap.add_argument("--skip-build", action="store_true", help="build nothing: table and verification from OUT")
+    ap.add_argument("--rebuild", action="store_true", help="build files already built in OUT again")
+    ap.add_argument("--build-budget", type=float, default=None, metavar="SECONDS",
+                    help="start no file build after this many seconds")
     ap.add_argument("--per-file", type=int, default=1, help="built kernels verified per logic file")
+    ap.add_argument("--verify-budget", type=float, default=None, metavar="SECONDS",
+                    help="start no kernel's verification after this many seconds (per schedule)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--report", type=Path, default=None)
-    ap.add_argument("--skip-build", action="store_true", help="reuse --out from an earlier run")
-    ap.add_argument("--sample-build", type=int, default=0, metavar="K",
-                    help="where the whole schedule cannot be built in the time at hand: per file, accepted/total from "
-                         "supports(), and create-library over each file cut to K accepted solutions (seeded)")
+    ap.add_argument("--report", type=Path, default=None,
+                    help="the table (default bench/rocblas_logic_built_<schedule>.md; one schedule only)")
     a = ap.parse_args(argv)
-    out = a.out or Path(f"/tmp/logic-built-{a.schedule}")
-    report = a.report or ROOT / f"bench/rocblas_logic_built_{a.schedule}.md"
-    gfx = SCHEDULES[a.schedule]
-    accepted = None
-    logic_root = a.logic_root
-    if a.sample_build:
+    if a.report and len(a.schedules) > 1:
+        ap.error("--report names one file: give one schedule with it")
+    if not a.skip_build:
+        build_all(a.schedules, a.logic_root, a.out, a.jobs, a.cache_dir, a.source, a.seed, a.build_budget,
+                  a.rebuild, lambda s: print(s, flush=True))
+    if a.build_only:
+        return 0
+    failed = 0
+    for schedule in a.schedules:
+        files = read_file_results(a.out, schedule, logic_files(a.logic_root, schedule))
         t0 = time.perf_counter()
-        accepted = accepted_per_file(a.schedule, a.logic_root)
-        logic_root = Path(f"{out}-logic")
-        if not a.skip_build:
-            cut_sample(a.schedule, a.logic_root, logic_root, accepted, a.sample_build, a.seed)
-        print(f"supports() over {a.schedule}, logic cut: {time.perf_counter() - t0:.0f} s", flush=True)
-    if a.skip_build:
-        build_s, cmd = None, "(reused)"
-    else:
-        build_s, cmd = build(a.schedule, logic_root, out, a.jobs)
-        print(f"create-library {a.schedule} ({gfx}), jobs {a.jobs}: {build_s:.0f} s", flush=True)
-    support = json.loads((out / "support.json").read_text())
-    files = per_file(support)
-    built = sum(len(f["built"]) for f in files.values())
-    total = sum(f["total"] for f in files.values())
-    print(f"built {built}/{total} ({100 * built / total:.1f} %) over {len(files)} logic files", flush=True)
-    t0 = time.perf_counter()
-    results = verify_sample(out, files, a.per_file, a.seed, lambda s: print(s, flush=True))
-    verify_s = time.perf_counter() - t0
-    runs = [r for rs in results.values() for _, runs, _ in rs for r in runs]
-    ran = [r for _, _, r in runs if not r.not_run and not r.skipped]
-    passed = [r for r in ran if r.passed]
-    skipped = [r for _, _, r in runs if r.skipped or r.not_run]
-    kernels = sum(len(rs) for rs in results.values())
-    summary = (f"built {built}/{total} ({100 * built / total:.1f} %) over {len(files)} files; verified {kernels} "
-               f"kernels ({len(passed)}/{len(ran)} runs passed, {len(skipped)} skipped by predicates)")
-    if accepted is not None:
-        acc = sum(len(f["accepted"]) for f in accepted.values())
-        tot = sum(f["total"] for f in accepted.values())
-        summary = (f"accepted by supports() {acc}/{tot} ({100 * acc / tot:.1f} %) over {len(accepted)} files; "
-                   f"of a sample of {a.sample_build} per file, " + summary)
-    print(summary, flush=True)
-
-    lines = [f"# rocBLAS {a.schedule} ({gfx}) logic: built per file, and a verified sample", "",
-             "Command (times under load: the machine's 2 cores shared with other work):", "",
-             f"    PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py {a.schedule} --jobs {a.jobs} "
-             f"--per-file {a.per_file} --seed {a.seed}" + (f" --sample-build {a.sample_build}" if a.sample_build
-                                                             else ""), "",
-             f"create-library: `{cmd.replace(str(a.logic_root), '<logic-root>').replace(str(out), '<out>')}`"
-             + (f", {build_s:.0f} s" if build_s is not None else "") + f"; verification {verify_s:.0f} s.", "",
-             f"**{summary}.**", "",
-             "Built = create-library wrote and assembled the kernel (support.json). Each sampled kernel ran from the "
-             "library on the strict emulator (random data, D poisoned, NaN guards after A and B) against the "
-             "float64 reference at a small size with beta 0 and at a size of primes past the macro tile (rounded "
-             "up to the solution's size-multiple predicates), batch 2 where batched, beta 0.5.", "",
-             ]
-    if accepted is not None:
-        lines += [f"Sampled build: the whole schedule could not be built in the time at hand (machine shared), so per "
-                  f"file accepted/total is supports() over every solution (parameters and limits, no kernel "
-                  f"written), and create-library ran over each file cut (tools/cut_logic.py) to {a.sample_build} "
-                  f"accepted solutions drawn with seed {a.seed}: built/sampled is of that sample (a kernel whose "
-                  f"registers overflow is found only when written).", ""]
-    lines += ["| logic file | " + ("accepted/total | built/sampled" if accepted else "built/total") +
-              " | not built (first reason, digits as N) | verified (sizes, beta) |",
-              "|---|---:|" + ("---:|" if accepted else "") + "---|---|"]
-    for file in sorted(set(files) | set(accepted or {})):
-        f = files.get(file, {"built": [], "total": 0, "reasons": collections.Counter()})
-        counts, reasons_of = f"{len(f['built'])}/{f['total']}", f["reasons"]
-        if accepted is not None:
-            counts = f"{len(accepted[file]['accepted'])}/{accepted[file]['total']} | {counts}"
-            reasons_of = accepted[file]["reasons"] + f["reasons"]
-        reasons = "<br>".join(f"{n} {r}" for r, n in reasons_of.most_common()) or ""
-        ver = []
-        for name, runs, seconds in results.get(file, []):
-            parts = []
-            for size, beta, r in runs:
-                state = "not run" if r.not_run else "skipped" if r.skipped else "ok" if r.passed else "FAIL"
-                parts.append(f"{size} b{beta:g} {state}")
-            ver.append(f"`{name[:60]}{'...' if len(name) > 60 else ''}`: " + ", ".join(parts))
-        lines.append(f"| {file} | {counts} | {reasons.replace('|', '/')} | "
-                     f"{'<br>'.join(ver) or '(none built)'} |")
-    failed = [(file, name, size, beta, r) for file, rs in results.items() for name, runs, _ in rs
-              for size, beta, r in runs if not r.not_run and not r.skipped and not r.passed]
-    if failed:
-        lines += ["", "Failures:", ""]
-        for file, name, size, beta, r in failed:
-            lines.append(f"- {file} {name} {size} beta {beta:g}: "
-                         + "; ".join(c.detail for c in r.results if not c.passed))
-    report.write_text("\n".join(lines) + "\n")
-    print(f"wrote {report}")
+        results = verify_sample(files, a.per_file, a.seed, a.verify_budget, lambda s: print(s, flush=True))
+        summary, text = report(schedule, files, results, a, time.perf_counter() - t0)
+        path = a.report or ROOT / f"bench/rocblas_logic_built_{schedule}.md"
+        path.write_text(text)
+        print(summary, flush=True)
+        print(f"wrote {path}", flush=True)
+        failed += sum(_failed(r) for rs in results.values() for _, rr, _ in rs for _, _, r in rr)
     return 1 if failed else 0
 
 
