@@ -110,3 +110,20 @@ def test_hybrid_8bit_and_workspace_solutions_load_in_tensile(tmp_path, shared_di
     rows, bad = _run(dat, tmp_path, count)
     assert not bad, "\n".join(bad[:5])
     assert sum(r.errors for r in rows) == 0 and len(set().union(*(r.chosen for r in rows))) >= 3
+
+
+def test_unbuilt_solutions_and_inserted_fallback_select_alike(tmp_path, count):
+    # --separate-architectures with fallback logic (inserted as Tensile's addFallback, numbered from 0) and an
+    # unbuilt solution (a gap in the numbering, its table rows left out): Tensile's host loads it and agrees
+    from test_library_tensile_order import RefusingBuilder, make_logic
+    from tensile_asm.library.create import create_library
+
+    logic = make_logic(tmp_path / "logic")
+    create_library(logic, tmp_path / "out", "gfx90a", build=RefusingBuilder(), jobs=1, library_format="msgpack",
+                   separate_architectures=True, cache_dir=tmp_path / "cache")
+    dat = tmp_path / "out" / "library" / "TensileLibrary_gfx90a.dat"
+    indices = sorted(Library.load(dat).solutions)
+    assert indices == [0, 1, 0x90a << 18, (0x90a << 18) + 2]
+    rows, bad = _run(dat, tmp_path, count)
+    assert not bad, "\n".join(bad[:5])
+    assert sum(r.errors for r in rows) == 0 and len(set().union(*(r.chosen for r in rows))) >= 2

@@ -49,8 +49,11 @@ def _parser() -> argparse.ArgumentParser:
                     "TensileLibrary_lazy_<gfx> and a library and code object per problem type), "
                     "library/TensileManifest.txt listing those files, and OUT_DIR/support.json saying for every "
                     "solution whether it was built and, if not, why.",
-        epilog="Logic files are found recursively under LOGIC_DIR by the schedule name in their file name "
-               "(gfx90a: aldebaran, gfx942: aquavanjaram942, gfx908: arcturus, gfx906: vega20, gfx900: vega10). "
+        epilog="Logic files (*.yaml, then *.yml) are found recursively under LOGIC_DIR, as Tensile's "
+               "findLogicFiles finds them: by the schedule name in their file name (gfx90a: aldebaran, gfx942: "
+               "aquavanjaram942, gfx908: arcturus, gfx906: vega20, gfx900: vega10) or 'hip' (fallback logic), "
+               "experimental/ folders only with --lazy-library-loading, in the file system's order (a folder's "
+               "files before its subfolders'), which numbers the solutions as Tensile numbers them. "
                "Errors you can fix are reported in one line with exit code 2.")
     p.add_argument("logic_dir", metavar="LOGIC_DIR", help="folder holding library logic files (*.yaml)")
     p.add_argument("out_dir", metavar="OUT_DIR", help="output folder (library/ and support.json go here)")
@@ -74,8 +77,9 @@ def _parser() -> argparse.ArgumentParser:
                         "the code object of that name (.co, a compressed bundle), as Tensile 4.44")
     p.add_argument("--write-master-solution-index", action="store_true",
                    help="with --lazy-library-loading: library/TensileMasterSolutionIndex.csv (architecture, lazy "
-                        "library, library index, solution index, solution name per built solution), as Tensile "
-                        "4.44 writes it (only with lazy loading)")
+                        "library, library index, solution index, solution name of every solution of the logic, "
+                        "built or not: support.json says which were built), as Tensile 4.44 writes it (only with "
+                        "lazy loading)")
     p.add_argument("--library-format", choices=("yaml", "msgpack"), default="yaml",
                    help="TensileLibrary.yaml (default) or TensileLibrary.dat (msgpack)")
     p.add_argument("--code-object-version", choices=("default", "V4", "V5"), default="V5",

@@ -1,7 +1,8 @@
 """create-library: logic files in, code object(s) + master library + support report out.
 
 Stages (each timed, ``CreateReport.timing``):
-1. read: find the logic files for each architecture (by schedule alias) and parse them;
+1. read: find the logic files for the architectures as Tensile's findLogicFiles does (``find_logic_files``: its
+   order, which numbers the solutions) and parse each once;
 2. assess: name every solution (min naming over all solutions of the build, so kernel symbols and library
    names agree) and ask the kernel builder which it supports (answered from parameters and limits, without
    writing kernels);
@@ -13,7 +14,8 @@ Stages (each timed, ``CreateReport.timing``):
    every kernel builds; if one could not be written, the library is written again once the build ends;
 4. output (``write_code_objects``): per architecture, link the built kernels' cached objects into one code
    object (``library/TensileLibrary_<gfx>.co``, a raw ELF, no offload bundle), or one per kernel without
-   ``merge_files``; then ``library/TensileLibrary.yaml`` (or ``.dat``) listing only the built solutions, and
+   ``merge_files``; then ``library/TensileLibrary.yaml`` (or ``.dat``) listing only the built solutions (numbered
+   as Tensile numbers every solution of the logic: an unbuilt one is a gap, ``master._numbered``), and
    ``support.json`` with one entry per solution (name, architecture, logic file relative to the logic folder,
    the solution's index in it, built, reason).
 Every output is written under a temporary name and renamed into place once all kernels are built; a kernel
@@ -169,23 +171,31 @@ def _default_builder() -> KernelBuilder:
     return build
 
 
-def _collect(logic_dir: Path, archs: list[str]) -> tuple[list[_Item], list[Path]]:
-    items: list[_Item] = []
-    files: list[Path] = []
-    read: dict[Path, LogicFile] = {}   # a fallback (hip_*) file is found for every architecture: read it once
+def _collect(logic_dir: Path, archs: list[str], lazy: bool = False) -> tuple[list[_Item], list[Path]]:
+    """The solutions of the logic files found for ``archs`` (``find_logic_files``: Tensile's order, each file
+    read once), file by file: a file's solutions go to the architecture it declares; a fallback file's to
+    each architecture (its kernels are built for each). A file found by its name that declares an
+    architecture not built is kept with that reason, under the first architecture its name matches."""
+    files = find_logic_files(logic_dir, archs, lazy)
     for arch in archs:
-        paths = find_logic_files(logic_dir, arch)
-        if not paths:
+        alias = schedule_alias(arch)
+        if not any(alias in p.stem or "hip" in p.stem for p in files):
             raise UserError(f"no logic files for {arch} under {logic_dir}: their names must contain the schedule "
-                            f"name {schedule_alias(arch)!r} (e.g. {schedule_alias(arch)}_Cijk_Ailk_Bljk_SB.yaml)")
-        for path in paths:
-            lf = read.get(path)
-            if lf is None:
-                lf = read[path] = read_logic_file(path)
-            files.append(path)
-            file_reason = None
-            if lf.architecture != "fallback" and processor_name(lf.architecture) != processor_name(arch):
-                file_reason = f"{path.name} declares architecture {lf.architecture}, not {arch}"
+                            f"name {alias!r} (e.g. {alias}_Cijk_Ailk_Bljk_SB.yaml)")
+    items: list[_Item] = []
+    for path in files:
+        lf = read_logic_file(path)
+        if lf.architecture == "fallback":
+            targets = [(a, None) for a in archs]
+        else:
+            declared = [a for a in archs if processor_name(a) == processor_name(lf.architecture)]
+            if declared:
+                targets = [(declared[0], None)]
+            else:
+                named = next((a for a in archs if schedule_alias(a) in path.stem), archs[0])
+                targets = [(named, f"{path.name} declares architecture {lf.architecture}, not "
+                                   f"{' or '.join(archs)}")]
+        for arch, file_reason in targets:
             for e in lf.entries:
                 reason = file_reason or e.error
                 items.append(_Item(arch, lf, e.index, None if reason else e.solution, reason))
@@ -405,7 +415,7 @@ def create_library(logic_dir: str | Path, out_dir: str | Path, arch: str | Seque
     with _stage(timing, "read"), parse_cache(cache_root):
         archs = parse_architectures(arch)
         arch_objs = {a: load_arch(a) for a in archs}
-        items, files = _collect(logic_dir, archs)
+        items, files = _collect(logic_dir, archs, lazy_library_loading)
         if lazy_library_loading and len(archs) > 1:
             fallback = next((it.logic.path for it in items if it.logic.architecture == "fallback"), None)
             if fallback is not None:
@@ -507,16 +517,22 @@ MASTER_SOLUTION_INDEX = "TensileMasterSolutionIndex.csv"
 
 
 def _library_parts(items: list[_Item], separate: bool) -> list[tuple[str, LibraryPart]]:
-    """(gfx, part) per logic file of the built solutions. Without ``separate`` a fallback (hip_*) file read
-    for several architectures is one library part, as Tensile parses it once, its solutions listed once;
-    with it, a part per architecture."""
+    """(gfx, part) per logic file, each with its built solutions: every file of the architecture, even one with
+    none built, since the library numbers every solution of its files as Tensile does (``master._numbered``).
+    Without ``separate`` a fallback (hip_*) file read for several architectures is one library part, as
+    Tensile parses it once, its solutions listed once; with it, a part per architecture. A file that declares
+    another architecture, or whose problem type could not be read, is no part."""
     by_file: dict[tuple, tuple[str, LogicFile, dict]] = {}
     for it in items:
-        key = (it.arch, it.logic.path) if separate else it.logic.path
-        _, lf, chosen = by_file.setdefault(key, (it.arch, it.logic, {}))
+        lf = it.logic
+        if lf.problem_type is None or (lf.architecture != "fallback"
+                                       and processor_name(lf.architecture) != processor_name(it.arch)):
+            continue
+        key = (it.arch, lf.path) if separate else lf.path
+        _, lf, chosen = by_file.setdefault(key, (it.arch, lf, {}))
         if it.reason is None:
             chosen.setdefault(it.index, (it.index, it.solution, it.name))
-    return [(a, LibraryPart(lf, list(chosen.values()))) for a, lf, chosen in by_file.values() if chosen]
+    return [(a, LibraryPart(lf, list(chosen.values()))) for a, lf, chosen in by_file.values()]
 
 
 def _write_library(files: LibraryFiles, staging: Path, library_format: str, cache: KernelCache) -> list[Path]:

@@ -173,19 +173,27 @@ def schedule_alias(arch: str) -> str:
         raise UserError(f"unknown architecture '{arch}' for logic-file discovery; use one of {known}") from None
 
 
-def find_logic_files(logic_dir: str | Path, arch: str) -> list[Path]:
-    """Logic files under ``logic_dir`` (recursively) whose name contains ``arch``'s schedule alias
-    (``gfx90a`` -> ``aldebaran``), plus ``hip_*`` fallback files; ``experimental`` folders are skipped."""
+def find_logic_files(logic_dir: str | Path, arch: str | Sequence[str], lazy: bool = False) -> list[Path]:
+    """Logic files under ``logic_dir`` for ``arch`` (one gfx name or several), found as Tensile 4.44's
+    TensileCreateLibrary.findLogicFiles finds them: every ``*.yaml`` file (``Path.rglob``: a folder's files,
+    then its subfolders', in the file system's directory order), then every ``*.yml`` file, whose name
+    without the extension contains one architecture's schedule alias (``gfx90a`` -> ``aldebaran``) or
+    ``hip`` (the fallback files); without ``lazy`` loading, files in a folder named ``experimental`` below
+    ``logic_dir`` are left out (Tensile reads them with it). The order is kept, not sorted: the library's
+    solutions are numbered in it, so they are numbered as Tensile numbers them from the same folder.
+    (Tensile also finds nothing when ``logic_dir`` itself lies in an ``experimental`` folder; we do.)"""
     logic_dir = Path(logic_dir)
     if not logic_dir.is_dir():
         raise UserError(f"logic directory {logic_dir} does not exist or is not a directory")
-    alias = schedule_alias(arch)
+    archs = [arch] if isinstance(arch, str) else list(arch)
+    matchers = [schedule_alias(a) for a in archs] + ["hip"]
     found = []
-    for p in sorted(logic_dir.rglob("*")):
-        if p.suffix not in (".yaml", ".yml") or not p.is_file() or "experimental" in p.relative_to(logic_dir).parts:
+    for p in (f for ext in ("*.yaml", "*.yml") for f in logic_dir.rglob(ext)):
+        if not any(m in p.stem for m in matchers) or not p.is_file():
             continue
-        if alias in p.stem or p.stem.startswith("hip_"):
-            found.append(p)
+        if not lazy and "experimental" in p.relative_to(logic_dir).parts[:-1]:
+            continue
+        found.append(p)
     return found
 
 

@@ -343,17 +343,29 @@ def _merged(library: dict[str, Any] | None, tree: dict[str, Any], lf: LogicFile)
                         f"or region") from None
 
 
+def _numbered(part: LibraryPart, first: int) -> tuple[dict[int, int], list[dict[str, Any]], int]:
+    """The part's solutions numbered as Tensile numbers its logic file's: every solution of the file, built or
+    not, counts (the n-th is ``first + n``), so an index names the same solution as in Tensile's library; an
+    unbuilt one is left out (its index is a gap: nothing can select it). Returns ({logic index: index},
+    the built solutions' entries, the index after the file's last solution)."""
+    remap: dict[int, int] = {}
+    solutions = []
+    for logic_index, sol, name in part.solutions:
+        remap[logic_index] = first + logic_index
+        solutions.append(solution_entry(sol, name, first + logic_index, logic_index))
+    return remap, solutions, first + len(part.logic.entries)
+
+
 def build_master_library(parts: Sequence[LibraryPart], first_index: int = 0) -> dict[str, Any]:
-    """One master library of ``parts``, solution indices counted from ``first_index``."""
+    """One master library of ``parts``, solution indices counted from ``first_index`` over every solution of
+    the parts' files (``_numbered``)."""
     solutions: list[dict[str, Any]] = []
     library: dict[str, Any] | None = None
     for part in parts:
-        remap = {}
-        for logic_index, sol, name in part.solutions:
-            remap[logic_index] = first_index + len(solutions)
-            solutions.append(solution_entry(sol, name, first_index + len(solutions), logic_index))
+        remap, entries, first_index = _numbered(part, first_index)
         if not remap:
             continue
+        solutions += entries
         library = _merged(library, _tree(part.logic, remap), part.logic)
     return {"solutions": solutions, "library": library or {"type": "Hardware", "rows": []}}
 
@@ -427,42 +439,65 @@ def build_library_files(parts: Sequence[tuple[str, LibraryPart]], separate: bool
     for gfx, part in parts:
         by_arch.setdefault(processor_name(gfx), []).append(part)
     if not lazy:
-        return LibraryFiles({f"TensileLibrary_{gfx}": build_master_library(ps, architecture_index(gfx))
-                             for gfx, ps in by_arch.items()}, {})
+        return LibraryFiles({f"TensileLibrary_{gfx}": _with_fallback(ps, gfx) for gfx, ps in by_arch.items()}, {})
     libraries: dict[str, dict[str, Any]] = {}
     code_object_of: dict[str, str] = {}
     lazy_index: dict[str, dict[str, list[tuple[int, str]]]] = {}
     for gfx, ps in by_arch.items():
         master: dict[str, Any] | None = None
         lazies: dict[str, dict[str, Any]] = {}
+        index_of: dict[str, list[tuple[int, str]]] = {}
         # TensileCreateLibrary.addFallback: the fallback (hip_*) libraries keep their own numbering (from
-        # ArchitectureIndexMap("fallback") = 0) and are inserted into each architecture's master library
-        next_index = {False: architecture_index(gfx), True: architecture_index("fallback")}
-        for part in ps:
-            if not part.solutions:
-                continue
-            fallback = part.logic.architecture == "fallback"
-            name = placeholder_name(part.logic)
-            remap, solutions = {}, []
-            index_rows = lazy_index.setdefault(gfx, {}).setdefault(name, [])
-            for logic_index, sol, kernel in part.solutions:
-                remap[logic_index] = next_index[fallback]
-                solutions.append(solution_entry(sol, kernel, next_index[fallback], logic_index))
-                index_rows.append((next_index[fallback], sol.stored_name or kernel))
-                code_object_of[kernel] = name
-                next_index[fallback] += 1
-            own = {"solutions": solutions, "library": _selection_node(part.logic, remap)}
-            if name in lazies:      # MasterSolutionLibrary.merge of two lazy libraries of one name
-                lazies[name]["solutions"] += solutions
-                _merged(lazies[name]["library"], own["library"], part.logic)
-            else:
-                lazies[name] = own
-            master = _merged(master, _tree(part.logic, remap, {"type": "Placeholder", "value": name}),
-                             part.logic)
+        # ArchitectureIndexMap("fallback") = 0) and are inserted into each architecture's master library,
+        # after the architecture's own (an architecture with fallback logic only gets the fallback's)
+        for fallback in (False, True):
+            next_index = architecture_index("fallback" if fallback else gfx)
+            for part in ps:
+                if (part.logic.architecture == "fallback") != fallback:
+                    continue
+                name = placeholder_name(part.logic)
+                remap, solutions, next_index = _numbered(part, next_index)
+                # Tensile's master solution index lists every solution of the lazy library, built or not
+                index_of.setdefault(name, []).extend(
+                    (next_index - len(part.logic.entries) + e.index, e.stored_name or _kernel_of(part, e.index))
+                    for e in part.logic.entries)
+                if not remap:
+                    continue
+                for _, _, kernel in part.solutions:
+                    code_object_of[kernel] = name
+                own = {"solutions": solutions, "library": _selection_node(part.logic, remap)}
+                if name in lazies:      # MasterSolutionLibrary.merge of two lazy libraries of one name
+                    lazies[name]["solutions"] += solutions
+                    _merged(lazies[name]["library"], own["library"], part.logic)
+                else:
+                    lazies[name] = own
+                master = _merged(master, _tree(part.logic, remap, {"type": "Placeholder", "value": name}),
+                                 part.logic)
+        lazy_index[gfx] = index_of
         libraries[f"TensileLibrary_lazy_{gfx}"] = {"solutions": [],
                                                    "library": master or {"type": "Hardware", "rows": []}}
         libraries.update(lazies)
     return LibraryFiles(libraries, code_object_of, lazy_index)
+
+
+def _kernel_of(part: LibraryPart, logic_index: int) -> str:
+    return next((kernel for i, _, kernel in part.solutions if i == logic_index), f"{part.logic.path.name}#{logic_index}")
+
+
+def _with_fallback(parts: Sequence[LibraryPart], gfx: str) -> dict[str, Any]:
+    """An architecture's ``--separate-architectures`` library as TensileCreateLibrary.addFallback makes it: its
+    own logic numbered from ``architecture_index(gfx)``, then the fallback logic's library (numbered from 0,
+    as Tensile's "fallback" library) inserted: its solutions after the architecture's, its tree merged in."""
+    own = build_master_library([p for p in parts if p.logic.architecture != "fallback"], architecture_index(gfx))
+    fallback_parts = [p for p in parts if p.logic.architecture == "fallback"]
+    if not any(p.solutions for p in fallback_parts):
+        return own
+    fallback = build_master_library(fallback_parts, architecture_index("fallback"))
+    if not own["solutions"]:
+        return fallback
+    own["solutions"] += fallback["solutions"]
+    own["library"] = _merged(own["library"], fallback["library"], fallback_parts[0].logic)
+    return own
 
 
 def write_master_library(lib: dict[str, Any], out_dir: str | Path, fmt: str = "yaml",
