@@ -15,17 +15,16 @@ from pathlib import Path
 import pytest
 
 from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.master import problem_predicate
 from tensile_asm.library.predicates import problem_holds
 from tensile_asm.library.problem_view import ContractionView
 from tensile_asm.problem import Problem
 from tensile_asm.runtime.emulated import EmulatedRuntime
-from tensile_asm.solution import Solution, min_names
-from tensile_asm.writer.build import build_kernel, link_kernels, supports
+from tensile_asm.solution import Solution
 
 from conftest import have_llvm
+from kernel_build import build_linked
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 
@@ -42,15 +41,9 @@ def problem(types: str, ta: bool, tb: bool) -> dict:
 
 
 def build(arch_name: str, prob: dict, params: dict):
-    arch = load_arch(arch_name)
     sol = Solution.from_dict({"ProblemType": prob, **params}, where="test")
-    assert sol.valid, sol.rejection
-    assert supports(sol, arch) is None, supports(sol, arch)
-    name = min_names([sol])[0]
-    kernel = build_kernel(sol, arch, name)
-    co = _TMP / f"{name}.co"
-    link_kernels([kernel], arch, co)
-    return sol, kernel, co, GemmKernelContract.from_solution(sol, name)
+    kernel, co, contract = build_linked(sol, load_arch(arch_name), _TMP)
+    return sol, kernel, co, contract
 
 
 def verify(co, contract, sizes, beta=0.5):

@@ -10,13 +10,13 @@ import pytest
 
 from tensile_asm.benchmark.reference import compare, integer_reference, make_instance
 from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.runtime.emulated import EmulatedRuntime
-from tensile_asm.solution import Solution, min_names
-from tensile_asm.writer.build import build_kernel, link_kernels, supports
+from tensile_asm.solution import Solution
+from tensile_asm.writer.build import supports
 
 from conftest import have_llvm
+from kernel_build import build_linked
 
 
 def _problem(ta=False, tb=False):
@@ -61,16 +61,11 @@ def test_int8x4_kernels_are_exact(tmp_path, arch, ta, tb, extra):
     params = {"WorkGroup": [8, 8, 1], "ThreadTile": [2, 2], "DepthU": 8, "GlobalReadVectorWidth": 1,
               "VectorWidth": 1, **extra}
     sol = Solution.from_dict({"ProblemType": _problem(ta, tb), **params}, where="test")
-    a = load_arch(arch)
-    assert sol.valid and supports(sol, a) is None
-    name = min_names([sol])[0]
-    kernel = build_kernel(sol, a, name)
+    kernel, co, contract = build_linked(sol, load_arch(arch), tmp_path, file="k")
     assert "v_dot4_i32_i8" in kernel.text()
-    link_kernels([kernel], a, tmp_path / "k.co")
-    contract = GemmKernelContract.from_solution(sol, name)
     for size, alpha, beta in ((Size(37, 23, 19, 2), 123457, 0), (Size(1, 1, 1), -3, 5),
                               (Size(17, 5, 9), -3, -70001)):
-        [r] = verify_sizes(tmp_path / "k.co", contract, [size], alpha, beta, 13, EmulatedRuntime())
+        [r] = verify_sizes(co, contract, [size], alpha, beta, 13, EmulatedRuntime())
         assert r.passed and r.max_rel_error == 0.0, (size, r.detail)
 
 

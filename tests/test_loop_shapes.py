@@ -11,14 +11,14 @@ import random
 import pytest
 
 from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.gemm.arguments import magic_number_alg2
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.runtime.emulated import EmulatedRuntime
-from tensile_asm.solution import Solution, min_names
-from tensile_asm.writer.build import build_kernel, link_kernels, supports
+from tensile_asm.solution import Solution
+from tensile_asm.writer.build import supports
 
 from conftest import have_llvm
+from kernel_build import build_linked
 
 
 def _chunks(k: int, du: int) -> int:
@@ -65,16 +65,11 @@ CASES = [  # (arch, type, TransposeA, TransposeB, params)
 def test_loop_shapes_match_reference(tmp_path, arch, dt, ta, tb, extra):
     params = {"WorkGroup": [8, 8, 1], "ThreadTile": [2, 2], "GlobalReadVectorWidth": 1, "VectorWidth": 1, **extra}
     sol = Solution.from_dict({"ProblemType": _problem(dt, ta, tb), **params}, where="test")
-    a = load_arch(arch)
-    assert sol.valid, sol.rejection
-    assert supports(sol, a) is None
-    name = min_names([sol])[0]
-    link_kernels([build_kernel(sol, a, name)], a, tmp_path / "k.co")
-    contract = GemmKernelContract.from_solution(sol, name)
+    _, co, contract = build_linked(sol, load_arch(arch), tmp_path, file="k")
     du = sol.derived.depth_u
     sizes = [(Size(29, 19, 2 * du + 5, 1), 0.0), (Size(1, 1, 1), 0.5), (Size(17, 5, du - 1), -1.25)]
     for size, beta in sizes:
-        [r] = verify_sizes(tmp_path / "k.co", contract, [size], 1.5, beta, 7, EmulatedRuntime())
+        [r] = verify_sizes(co, contract, [size], 1.5, beta, 7, EmulatedRuntime())
         assert r.passed, (size, beta, r.detail, r.max_rel_error)
 
 

@@ -15,10 +15,11 @@ from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.gemm.arguments import argument_layout, magic_number_alg2
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.runtime.emulated import EmulatedRuntime
-from tensile_asm.solution import Solution, min_names
-from tensile_asm.writer.build import build_kernel, link_kernels, supports
+from tensile_asm.solution import Solution
+from tensile_asm.writer.build import supports
 
 from conftest import have_llvm
+from kernel_build import build_linked
 
 
 def _quotient(x: int, d: int) -> int:
@@ -120,17 +121,12 @@ def test_persistent_kernels_match_reference(tmp_path, arch, dt, extra, sizes, cu
     strided = {"StridedBatched": extra.pop("StridedBatched")} if "StridedBatched" in extra else {}
     params = {"WorkGroup": [8, 8, extra.pop("LocalSplitU", 1)], "ThreadTile": [2, 2], "DepthU": 8, **extra}
     sol = Solution.from_dict({"ProblemType": {**_problem(dt), **strided}, **params}, where="test")
-    a = load_arch(arch)
-    assert sol.valid and supports(sol, a) is None
-    name = min_names([sol])[0]
-    kernel = build_kernel(sol, a, name)
-    link_kernels([kernel], a, tmp_path / "k.co")
-    contract = GemmKernelContract.from_solution(sol, name)
+    _, co, contract = build_linked(sol, load_arch(arch), tmp_path, file="k")
     for size, beta in sizes:
         grid = contract.grid(size.m, size.n, size.batch, cus)
         tiles = -(-size.m // 16) * -(-size.n // 16) * (size.batch if contract.persistent_kernel_along_batch else 1)
         assert grid[1] == 1 and (grid[0] < tiles or tiles == 1)    # the work-groups loop over several tiles
-        [r] = verify_sizes(tmp_path / "k.co", contract, [size], 1.5, beta, 11, EmulatedRuntime(cu_count=cus))
+        [r] = verify_sizes(co, contract, [size], 1.5, beta, 11, EmulatedRuntime(cu_count=cus))
         assert r.passed, (size, beta, r.detail, r.max_rel_error)
 
 

@@ -17,14 +17,13 @@ import pytest
 import yaml
 
 from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.logic import read_logic_file
 from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
-from tensile_asm.writer.build import build_kernel, link_kernels, supports
 
 from conftest import have_llvm
+from kernel_build import build_linked
 
 DATA = Path(__file__).parent / "data" / "wsgr"
 # (file, solution index in the cut file, architecture): cut from rocblas-asm_full/<schedule>/<file> with
@@ -78,12 +77,7 @@ def _sizes(sol) -> list[Size]:
 
 
 def _verify(sol, arch_name: str, sizes: list[Size], betas=(0.0, -0.5)) -> None:
-    arch = load_arch(arch_name)
-    assert supports(sol, arch) is None, supports(sol, arch)
-    kernel = build_kernel(sol, arch, "wsgr")
-    co = Path(tempfile.mkdtemp(prefix="wsgr-")) / "wsgr.co"
-    link_kernels([kernel], arch, co)
-    contract = GemmKernelContract.from_solution(sol, "wsgr")
+    _, co, contract = build_linked(sol, load_arch(arch_name), tempfile.mkdtemp(prefix="wsgr-"), "wsgr")
     for beta in betas:
         results = verify_sizes(co, contract, sizes, 1.5, beta, 17, EmulatedRuntime())
         assert all(r.passed for r in results), [(str(r.size), beta, r.detail) for r in results if not r.passed]

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.gemm.arguments import workgroup_mapping_values
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
-from tensile_asm.writer.build import build_kernel, link_kernels, supports
+from tensile_asm.writer.build import supports
 from tensile_asm.writer.divide import WORKGROUP_MAX, magic_for
 
 from conftest import have_llvm
+from kernel_build import build_linked
 
 
 def test_magic_numbers_are_exact_at_the_edges_of_their_range():
@@ -144,13 +144,7 @@ def test_mapping_kernels_match_reference(arch_name, dtype, extra, sizes, tmp_pat
     sol = Solution.from_dict({"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [2, 2], "DepthU": 8,
                               "VectorWidth": 1, "GlobalReadVectorWidth": 1, "PrefetchGlobalRead": 1,
                               "StaggerU": 0, "WorkGroupMapping": 1, **extra}, where="test")
-    arch = load_arch(arch_name)
-    assert sol.valid, sol.rejection
-    assert supports(sol, arch) is None, supports(sol, arch)
-    kernel = build_kernel(sol, arch, "mapping")
-    co = tmp_path / "mapping.co"
-    link_kernels([kernel], arch, co)
-    contract = GemmKernelContract.from_solution(sol, "mapping")
+    _, co, contract = build_linked(sol, load_arch(arch_name), tmp_path, "mapping")
     wgm = extra.get("WorkGroupMapping", 1)
     assert contract.workgroup_mapping == wgm
     assert ("NumFullBlocks" in {a.name for a in contract.layout()}) == (abs(wgm) > 1)

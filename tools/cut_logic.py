@@ -3,8 +3,9 @@
 usage: python tools/cut_logic.py IN.yaml OUT.yaml INDEX [INDEX ...]
 
 The logic file is a YAML list; item 5 is the solution list, item 7 the exact (Matching) logic, whose
-entries name a solution by its position. The kept solutions are renumbered 0..n-1 in the order given,
-and only the exact-logic entries of kept solutions stay (remapped). Everything else is copied as is.
+entries name a solution by its position. The kept solutions (by SolutionIndex) are renumbered 0..n-1 in the
+order given, and only the exact-logic entries of kept solutions stay (remapped). Everything else is copied as
+is (``tensile_asm.benchmark.sample.cut_logic``; tools/verify_logic_sample.py cuts, builds and verifies in one go).
 Used to make small logic directories for tensile-tcl (AMD's TensileCreateLibrary) test builds.
 """
 
@@ -14,18 +15,7 @@ import sys
 
 import yaml
 
-
-def cut(data: list, keep: list[int]) -> list:
-    sols = {s["SolutionIndex"]: s for s in data[5]}
-    missing = [i for i in keep if i not in sols]
-    if missing:
-        raise SystemExit(f"no solution with SolutionIndex {missing}")
-    new_index = {old: new for new, old in enumerate(keep)}
-    out = list(data)
-    out[5] = [dict(sols[old], SolutionIndex=new_index[old]) for old in keep]
-    if isinstance(data[7], list):
-        out[7] = [[size, [new_index[entry[0]]] + list(entry[1:])] for size, entry in data[7] if entry[0] in new_index]
-    return out
+from tensile_asm.benchmark.sample import cut_logic as cut  # noqa: F401 -- the name tests and scripts import
 
 
 def main(argv: list[str]) -> int:

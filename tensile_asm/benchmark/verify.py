@@ -38,10 +38,14 @@ def admitted_size(params: dict, size: Size) -> Size:
     """``size`` rounded up to the multiples a solution asserts (AssertFree0/Free1/SummationElementMultiple):
     Tensile's Free0/Free1SizeMultiple and BoundSizeMultiple predicates keep other sizes away from the kernel,
     which may read or write wrongly there (rocBLAS's I8II GLVW 4/8 solutions at M 1, gfx942's Alik_Bljk_SB_GB
-    ASEM 2 solutions at odd K). Verifying a library solution at other sizes reports false failures."""
-    up = [max(1, int(params.get(f"Assert{k}ElementMultiple", 1) or 1)) for k in ("Free0", "Free1", "Summation")]
-    m, n, k = (-(-v // q) * q for v, q in zip((size.m, size.n, size.k), up))
-    return Size(m, n, k, size.batch)
+    ASEM 2 solutions at odd K). Verifying a library solution at other sizes reports false failures. The rounding
+    is ``benchmark.sample.round_up``, the one the size rule applies to a solution's predicates."""
+    from tensile_asm.benchmark.sample import Constraints, round_up
+
+    c = Constraints()
+    for key, name in (("m", "Free0"), ("n", "Free1"), ("k", "Summation")):
+        c.multiple[key] = max(1, int(params.get(f"Assert{name}ElementMultiple", 1) or 1))
+    return round_up(size, c)
 
 
 def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, sizes: list[Size], alpha: float,
