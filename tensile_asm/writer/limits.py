@@ -45,6 +45,4 @@ def geometry_reason(g: Geometry) -> str | None:
         return "BufferLoad false (global loads, no range check) is implemented for GlobalReadVectorWidth 1 only"
     if not g.buffer_store and g.global_split_u > 1 and not g.gsu_multiple_buffer:
         return "BufferStore false with GlobalSplitU SingleBuffer (global atomics) is not implemented"
-    if g.local_split_u > 1 and g.acc_regs > 1 and not g.derived.is_mfma:   # MFMA: writer/split_u.py sums them
-        return "LocalSplitU with fp64 or complex accumulators is not implemented"
     return None

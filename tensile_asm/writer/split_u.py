@@ -23,8 +23,8 @@ from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.prologue import EntryRegisters
 
 
-_DS_READ = {4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"}
-_DS_WRITE = {4: "ds_write_b32", 8: "ds_write_b64", 16: "ds_write_b128"}
+DS_READ = {4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"}
+DS_WRITE = {4: "ds_write_b32", 8: "ds_write_b64", 16: "ds_write_b128"}
 
 
 def reduced_columns(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, list]:
@@ -60,7 +60,7 @@ def reduced_columns(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, l
             r = Module(f"sum the {lsu} partial values of element {q}")
             for s in range(lsu):
                 off = (q * nt + s * tile) * bpe
-                r.add(ctx.inst(_DS_READ[bpe], total if s == 0 else part, read_addr,
+                r.add(ctx.inst(DS_READ[bpe], total if s == 0 else part, read_addr,
                                mods=[("offset", off)] if off else ()))
                 if s:
                     r.add(*(ctx.inst(add, total.slice(j, pr), total.slice(j, pr), part.slice(j, pr))
@@ -135,7 +135,7 @@ def mfma_partials(ctx: KernelContext, regs: EntryRegisters, acc, p) -> Module:
                     m.add(*(ctx.inst(move, copy[part * pr + j], output_acc(p, acc, t0, t1, part)[item * pr + j])
                             for part in range(p.parts) for j in range(pr)))
                     value = copy if r > 1 else copy[0]
-                m.add(ctx.inst(_DS_WRITE[bpe], addr, value, mods=[("offset", off)] if off else ()))
+                m.add(ctx.inst(DS_WRITE[bpe], addr, value, mods=[("offset", off)] if off else ()))
     return m.add(ctx.inst("s_barrier", comment="partial tiles written (the pass waits for the local writes)"))
 
 

@@ -462,9 +462,12 @@ def _thread_tile_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg) ->
 
 def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> tuple[Module, list]:
     """The VALU groups' partial tiles to LDS; thread t then owns elements e = t + q*NumThreads of the
-    MT0 x MT1 tile (column-major), returned as one-element columns (split_u.py sums them)."""
+    MT0 x MT1 tile (column-major), returned as one-element columns (split_u.py sums them). Whole
+    accumulator elements go to LDS: 4 bytes (fp32, int32), 8 (fp64, C), 16 (Z)."""
+    from tensile_asm.writer.split_u import DS_WRITE, reduced_columns
+
     g = ctx.geometry
-    vw, bpe = g.vector_width, 4       # 32-bit accumulators (limits.py refuses wider ones)
+    vw, bpe = g.vector_width, 4 * g.acc_regs
     shift = bpe.bit_length() - 1
     tile_elems = g.mt0 * g.mt1
     m = Module(f"LocalSplitU {g.local_split_u}: reduce partial tiles through LDS")
@@ -482,9 +485,9 @@ def _split_u_reduction(ctx: KernelContext, regs: EntryRegisters, acc: VReg) -> t
         for i in range(g.tt0):
             rvec, rlane = g.element_row(i)
             off = ((rvec * g.wg0 * vw + rlane) + (cvec * g.wg1 * vw + clane) * g.mt0) * bpe
-            m.add(ctx.inst("ds_write_b32", addr, acc[i + j * g.tt0], mods=[("offset", off)] if off else ()))
+            m.add(ctx.inst(DS_WRITE[bpe], addr, element(ctx, acc, i + j * g.tt0),
+                           mods=[("offset", off)] if off else ()))
     m.add(ctx.inst("s_barrier", comment="partial tiles written (the pass waits for the local writes)"))
-    from tensile_asm.writer.split_u import reduced_columns
     cols_mod, columns = reduced_columns(ctx, regs)
     return m.add(cols_mod), columns
 
