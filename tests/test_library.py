@@ -137,13 +137,15 @@ def test_exact_size_wins_and_nearest_is_squared_euclidean():
 
 
 @needs_shared
-def test_reads_tensiles_own_libraries():
+def test_reads_tensiles_own_libraries(request):
     sample = Library.load(LIBS / "SampleTensileKernels.yaml.gz")
     sample_dat = Library.load(LIBS / "SampleTensileKernels.dat.gz")
     for (ta, tb), index in (((False, False), 0), ((False, True), 1), ((True, False), 2), ((True, True), 3)):
         p = Problem.make(pt(ta, tb), 100, 100, 100)
         assert sample.select(p)["index"] == index == sample_dat.select(p)["index"]
-    lite_yaml, lite_dat = Library(kernels_lite()), Library.load(LIBS / "KernelsLite.dat.gz")
+    if not request.config.getoption("--slow"):
+        return          # KernelsLite.yaml: ~15 s of YAML parsing
+    lite_yaml, lite_dat = Library.load(LIBS / "KernelsLite.yaml.gz"), Library(kernels_lite())
     p = Problem.make(pt(True, False), 1000, 1000, 1000)
     for arch in ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030"):
         a, b = lite_yaml.select(p, arch), lite_dat.select(p, arch)
