@@ -119,3 +119,23 @@ def test_tool_cuts_builds_and_verifies_real_logic(tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(verify, "compare", off_by_a_bit)
     assert tool.main(["--library", str(out), "--per-file", "1"]) == 1
     assert "FAIL aldebaran_Cijk_Ailk_Bljk_SB.yaml#" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("hybrid", ["B8F8", "F8B8"])
+def test_library_problem_keeps_hybrid_input_types(hybrid):
+    # a library written from hybrid 8-bit logic names A's and B's types apart; the problem verify_library asks
+    # must keep both (it had B = A's type, so the TypesEqual predicate refused every size: nothing ran)
+    from tensile_asm.benchmark.verify import library_problem
+    from tensile_asm.gemm import GemmKernelContract
+    from tensile_asm.library.logic import read_logic_file
+    from tensile_asm.library.master import solution_entry
+    from tensile_asm.library.predicates import problem_holds
+    from tensile_asm.library.problem_view import ContractionView
+
+    path = SHARED / "data" / "logic" / "rocblas-asm_full" / "aquavanjaram942" / f"aquavanjaram942_Cijk_Ailk_Bljk_{hybrid}SS_BH.yaml"
+    sol = next(e.solution for e in read_logic_file(path).entries if e.solution is not None)
+    entry = solution_entry(sol, "k", 0, 0)
+    assert entry["problemType"]["aType"] != entry["problemType"]["bType"]
+    problem = library_problem(GemmKernelContract.from_library_entry(entry), entry, GemmSize(64, 64, 64, 2), 1.0, 0.0)
+    assert problem.problem_type.data_type.char == hybrid
+    assert problem_holds(entry["problemPredicate"], ContractionView.from_problem(problem))

@@ -128,10 +128,13 @@ def initial_strides_for(contract: GemmKernelContract, first_stride: dict | None,
 def library_problem(contract: GemmKernelContract, entry: dict, size: Size, alpha: float, beta: float,
                     first_stride: dict | None = None, ld: dict | None = None):
     """The Problem (the strides ``make_instance`` lays the data out with) a library solution is asked."""
-    from tensile_asm.problem import Problem, ProblemType, data_type
+    from tensile_asm.problem import HYBRID_TYPES, Problem, ProblemType, data_type
 
     pt = entry["problemType"]
-    ptype = ProblemType(data_type(pt["aType"]), data_type(pt["dType"]), data_type(contract.compute_type),
+    a, b = data_type(pt["aType"]), data_type(pt.get("bType", pt["aType"]))
+    # a hybrid 8-bit input type is written as its halves (aType Float8, bType BFloat8: F8B8)
+    ab = a if a == b else data_type(next(h for h, halves in HYBRID_TYPES.items() if halves == (a.char, b.char)))
+    ptype = ProblemType(ab, data_type(pt["dType"]), data_type(contract.compute_type),
                         transpose_a=contract.transpose_a, transpose_b=contract.transpose_b,
                         batched=contract.batched, strided_batched=not contract.pointer_array,
                         use_beta=bool(pt["useBeta"]),
