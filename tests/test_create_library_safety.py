@@ -52,22 +52,27 @@ def _same_as(reference: dict[str, bytes], out: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def clean_build(tmp_path_factory) -> dict[str, bytes]:
+def clean(tmp_path_factory) -> tuple[dict[str, bytes], float]:
+    """A clean, cold build's files, and how long it took (to kill builds within it)."""
     tmp = tmp_path_factory.mktemp("clean")
+    t0 = time.monotonic()
     _run(tmp, tmp / "out", "--no-cache")
+    seconds = time.monotonic() - t0
     lib = _library(tmp / "out")
     assert "library/TensileLibrary_gfx90a.co" in lib and "library/TensileLibrary.yaml" in lib
-    return lib
+    return lib, seconds
 
 
-def test_killed_at_random_moments_then_rerun_gives_the_clean_library(tmp_path, clean_build, request):
+@pytest.fixture
+def clean_build(clean) -> dict[str, bytes]:
+    return clean[0]
+
+
+def test_killed_at_random_moments_then_rerun_gives_the_clean_library(tmp_path, clean, request):
     rng = random.Random(int(os.environ.get("KILL_SEED", time.time_ns() % 1000)))
     kills = 6 if request.config.getoption("--slow") else 3
     cache, out = tmp_path / "cache", tmp_path / "out"
-    # How long a whole cold build takes here, to kill within it.
-    t0 = time.monotonic()
-    _run(tmp_path, tmp_path / "timing", "--cache-dir", str(tmp_path / "timing-cache"))
-    full = time.monotonic() - t0
+    clean_build, full = clean        # kill within how long a whole cold build takes here
     moments = []
     for _ in range(kills):
         delay = rng.uniform(0.0, full)
