@@ -16,6 +16,7 @@ import yaml
 
 from conftest import SHARED
 from test_library_lazy import FakeBuilder, load
+from tensile_asm.kernel_cache import CacheEntry, KernelPart
 from tensile_asm.library.create import create_library
 from tensile_asm.library.logic import find_logic_files, read_logic_file
 from tensile_asm.library.select import Library
@@ -61,6 +62,10 @@ class RefusingBuilder(FakeBuilder):
 
     def supports(self, solution, arch):
         return "refused by the test" if (solution.derived.mt0, solution.derived.mt1) == (64, 64) else None
+
+    def compile_kernel(self, solution, arch, name, timing=None):
+        language = solution.params["KernelLanguage"]      # the fallback logic's kernels are Source kernels
+        return CacheEntry([KernelPart(name, name.encode(), {".name": name}, language)], None)
 
 
 def without_names(solutions):
@@ -116,6 +121,17 @@ def test_lazy_index_lists_every_solution_and_unbuilt_ones_cannot_be_selected(tmp
     assert ours["library"]["rows"][0]["library"]["table"] == [e for e in table if e["index"] != gap]
     for other in ("TensileLibrary_lazy_gfx90a", "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_fallback"):
         assert load(lib / f"{other}.dat") == load(REFERENCE / "lazy" / f"{other}.dat"), other
+    # the files of the manifest as Tensile's: the libraries (Tensile lists them in a set's order), then the code
+    # objects in order (the fallback's Source kernels in <placeholder>_<gfx>.hsaco, where Tensile's host looks for
+    # them; Tensile also always writes Kernels.so-000-<gfx>.hsaco, for its f8 helper)
+    tensile_files = [Path(f).name for f in (REFERENCE / "TensileManifest_lazy.txt").read_text().split()
+                     if not f.endswith("Kernels.so-000-gfx90a.hsaco")]
+    ours = [Path(f).name for f in (lib / "TensileManifest.txt").read_text().split()]
+    assert set(ours[:3]) == set(tensile_files[:3]) and ours[3:] == tensile_files[3:]
+    create_library(logic_dir, tmp_path / "manifest", "gfx90a", build=RefusingBuilder(), library_format="msgpack",
+                   separate_architectures=True, lazy_library_loading=True, manifest_only=True)
+    assert [Path(f).name for f in (tmp_path / "manifest" / "library" / "TensileManifest.txt").read_text().split()] == ours
+    assert (lib / "TensileLibrary_Type_SS_Contraction_l_Ailk_Bljk_Cijk_Dijk_fallback_gfx90a.hsaco").read_bytes().startswith(b"\x7fELF")
     # Tensile's selection wherever it does not pick the unbuilt solution; elsewhere another one, never it
     ours, tensile = (Library.load(d / "TensileLibrary_lazy_gfx90a.dat") for d in (lib, REFERENCE / "lazy"))
     pt = read_logic_file(logic_dir / "aldebaran_Cijk_Ailk_Bljk_SB.yaml").problem_type

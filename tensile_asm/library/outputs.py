@@ -13,7 +13,8 @@ output stage (the names: ``TensileCreateLibrary.buildObjectFileNames``; the pack
   ``<helper>.so-000-<gfx>.hsaco``.
 - Lazy loading (``--lazy-library-loading``, with ``--separate-architectures``): each problem type's kernels in
   ``<its placeholder>.co`` (``TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_gfx90a.co``), packed as
-  the merged one; helper kernels still in ``Kernels.so-000-<gfx>.hsaco``.
+  the merged one; its KernelLanguage: Source kernels in ``<its placeholder>.hsaco`` (a fallback placeholder's:
+  ``<placeholder>_<gfx>.hsaco``), a raw ELF; helper kernels still in ``Kernels.so-000-<gfx>.hsaco``.
 - ``library/TensileManifest.txt``: the absolute paths of the library files, then the source code objects,
   then the assembly ones, one per line (``toFile``).
 """
@@ -51,6 +52,14 @@ def assembly_code_object(gfx: str, merge_files: bool, kernel: str | None = None)
 
 def helper_code_object(gfx: str, merge_files: bool, helper: str | None = None) -> str:
     return f"Kernels.so-000-{gfx}.hsaco" if merge_files else f"{helper}.so-000-{gfx}.hsaco"
+
+
+def lazy_source_code_object(placeholder: str, gfx: str) -> str:
+    """Lazy loading: the ``.hsaco`` of a problem type's KernelLanguage: Source kernels, named as Tensile's
+    SourceCommands names it and its host's PlaceholderLibrary.getCodeObjectFileName looks for it:
+    ``<placeholder>.hsaco``, or ``<placeholder>_<gfx>.hsaco`` for a fallback placeholder (its name has no
+    architecture)."""
+    return f"{placeholder}_{gfx}.hsaco" if "fallback" in placeholder else f"{placeholder}.hsaco"
 
 
 def pack(path: Path, gfx: str, compress: str = "zstd") -> None:
@@ -95,10 +104,18 @@ def link_code_objects(kernels: list[tuple[str, list]], gfx: str, lib_dir: Path, 
     code object; ``stage(final) -> Path`` gives the temporary path to write ``final`` under.
     ``code_object_of`` (lazy loading): {kernel: placeholder}, each placeholder's kernels in ``<placeholder>.co``,
     a compressed bundle as the merged one."""
-    # KernelLanguage: Source kernels go where Tensile puts its HIP-compiled kernels: with the helpers
+    # KernelLanguage: Source kernels go where Tensile puts its HIP-compiled kernels: with the helpers, or with
+    # lazy loading into their problem type's .hsaco (their helpers still with the other helpers)
     source = [k for k in kernels if any(p.name == k[0] and p.language == "Source" for p in k[1])]
-    helpers: dict[str, object] = {p.name: p for _, parts in source for p in parts}
     kernels = [k for k in kernels if k not in source]
+    lazy_source: dict[str, list] = {}
+    if code_object_of:
+        for k in [k for k in source if code_object_of.get(k[0])]:
+            lazy_source.setdefault(lazy_source_code_object(code_object_of[k[0]], gfx), []).append(k)
+            source.remove(k)
+    helpers: dict[str, object] = {p.name: p for _, parts in source for p in parts}
+    for group in lazy_source.values():
+        helpers.update({p.name: p for name, parts in group for p in parts if p.name != name})
     names = {name for name, _ in kernels}
     if code_object_of:
         groups = list(_lazy_groups(kernels, gfx, code_object_of).items())
@@ -115,6 +132,9 @@ def link_code_objects(kernels: list[tuple[str, list]], gfx: str, lib_dir: Path, 
         link(own, tmp)
         if merge_files:
             pack(tmp, gfx, compress)
+    for file_name, group in lazy_source.items():      # raw ELF, as Tensile unbundles its HIP compile
+        own = {name for name, _ in group}
+        link([p for _, parts in group for p in parts if p.name in own], stage(Path(lib_dir) / file_name))
     if not helpers:
         return
     for group in [list(helpers.values())] if merge_files else [[h] for h in helpers.values()]:
@@ -129,7 +149,11 @@ def expected_code_objects(kernels: dict[str, list[tuple[str, str | None]]], lib_
     (``--generate-manifest-and-exit``)."""
     source, assembly = [], []
     for gfx, ks in kernels.items():
-        helpers = sorted({h for _, h in ks if h} | {kernel_file_base(k) for k, _ in ks if k in source_kernels})
+        lazy_source = list(dict.fromkeys(lazy_source_code_object(code_object_of[k], gfx) for k, _ in ks
+                                         if k in source_kernels and (code_object_of or {}).get(k)))
+        source += [Path(lib_dir) / f for f in lazy_source]
+        helpers = sorted({h for _, h in ks if h} | {kernel_file_base(k) for k, _ in ks if k in source_kernels
+                                                    and not (code_object_of or {}).get(k)})
         ks = [k for k in ks if k[0] not in source_kernels]
         if not ks:
             source += [Path(lib_dir) / helper_code_object(gfx, merge_files, h)
