@@ -108,6 +108,29 @@ def test_values_our_derivation_now_takes_from_tensile_444():
     assert not {"MIOutputVectorWidth", "MIRegPerOut"} & cb.stored_differences.keys()
 
 
+def test_rules_of_older_writers_the_stored_values_show_are_the_kernel_s():
+    # ScheduleIterAlg 2 with 1LDSBuffer 0 (a 4.21 solution; 4.25+ force and store 1LDSBuffer 1): two LDS
+    # buffers, LdsNumElements = LdsOffsetB_Blk + B as stored, in a 4.21 file and copied into a 4.37 one
+    for name in ("aldebaran_Cijk_Ailk_Bljk_CB.yaml", 0), ("aquavanjaram942_Cijk_AlikC_Bljk_CB.yaml", 7):
+        cb = read(*name)
+        raw = cases()[name]["solution"]
+        assert raw["ScheduleIterAlg"] == 2 and raw["1LDSBuffer"] == 0 and cb.params["1LDSBuffer"] == 0
+        assert cb.derived_keys["LdsNumElements"] == raw["LdsNumElements"] > raw["LdsOffsetB_Blk"]
+        assert "LdsNumElements" not in cb.stored_differences and supports(cb, load_arch("gfx90a")) is None
+    # the same solution as a tuning config states it (not a logic file): Tensile 4.44's forced single buffer
+    raw = dict(cases()[("aldebaran_Cijk_Ailk_Bljk_CB.yaml", 0)]["solution"], ISA=[9, 0, 10])
+    pt = ProblemType.from_dict(cases()[("aldebaran_Cijk_Ailk_Bljk_CB.yaml", 0)]["ProblemType"], "pt")
+    tuned = Solution.from_dict({k: v for k, v in raw.items() if k in PARAMS}, problem_type=pt, defaults_from="ours")
+    assert tuned.params["1LDSBuffer"] == 1 and tuned.derived_keys["LdsNumElements"] < raw["LdsNumElements"]
+    # the single LdsBlockSizePerPad -1 of a writer before 4.19: LdsPadB after each of the 8 rows of 128
+    bbs = read("aldebaran_Cijk_Ailk_Bljk_BBS_BH_GB.yaml", 10)
+    raw = cases()[("aldebaran_Cijk_Ailk_Bljk_BBS_BH_GB.yaml", 10)]["solution"]
+    assert "LdsBlockSizePerPadB" not in raw and raw["LdsBlockSizePerPad"] == -1
+    assert bbs.params["LdsBlockSizePerPadB"] == 0 and bbs.derived_keys["LdsNumElements"] == raw["LdsNumElements"]
+    assert {"SubGroup0", "ThreadTile1"} <= bbs.stored_differences.keys()  # 4.14's orientation: recorded
+    assert supports(bbs, load_arch("gfx90a")) is None
+
+
 def test_the_file_s_global_accumulation_is_kept_as_tensile_keeps_it():
     assert FILE_WINS == {"_GlobalAccumulation", "_WorkspaceSizePerElemC"}
     hhs = read("vega20_Cijk_Alik_Bljk_HHS_BH.yaml", 80)  # 4.6 wrote False for "none"

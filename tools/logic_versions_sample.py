@@ -46,6 +46,10 @@ CASES = [
     ("rocblas-asm_full/aldebaran/aldebaran_Cijk_AlikC_Bljk_ZB.yaml", 28, "4x4 MFMA (no derived tile: naming)"),
     ("rocblas-asm_full/aquavanjaram942/aquavanjaram942_Cijk_Ailk_Bljk_BBS_BH.yaml", 34,
      "ExtraLatencyForLR -20 (negative values of 4.36)"),
+    ("rocblas-asm_full/aldebaran/aldebaran_Cijk_Ailk_Bljk_BBS_BH_GB.yaml", 10, "single LdsBlockSizePerPad -1, "
+     "no LdsBlockSizePerPadA/B: LdsPad after each row (a writer before 4.19; SubGroup in 4.14's orientation)"),
+    ("rocblas-asm_full/aquavanjaram942/aquavanjaram942_Cijk_AlikC_Bljk_CB.yaml", 7, "ScheduleIterAlg 2 with "
+     "1LDSBuffer 0: two LDS buffers (a 4.21 solution in a 4.37 file; writers before 4.25)"),
 ]
 
 

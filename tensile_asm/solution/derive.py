@@ -15,6 +15,7 @@ from typing import Any
 
 from tensile_asm.problem import ProblemType
 from tensile_asm.solution.layout import LayoutMixin, LdsLayout, LdsTiles, OperandLds, Reject
+from tensile_asm.solution.writer_rules import SIA2_KEEPS_1LDSBUFFER
 
 VALID_LSU = (1, 2, 4, 8, 16, 32, 64, 96, 128, 256)
 VALID_TT_SIDES = frozenset(list(range(1, 17)) + list(range(20, 256, 4)))
@@ -147,12 +148,14 @@ def isa_from_arch(arch_name: str) -> list[int]:
 
 
 def derive(params: dict[str, Any], problem_type: ProblemType, from_logic: bool = False,
-           file_keys: dict[str, Any] | None = None) -> Derivation:
+           file_keys: dict[str, Any] | None = None, older_rules: frozenset[str] = frozenset()) -> Derivation:
     """``from_logic``: the parameters come from a logic file, where Tensile does not check them against its
     tuning-config value lists (validParameters: MacroTile sides) but only derives (assignDerivedParameters).
     ``file_keys``: the derived keys the file stores; Tensile 4.44 reads GlobalLoadVectorWidthA/B among them as
-    parameters of MFMA solutions whose GlobalReadVectorWidth is -1 (``_load_widths``)."""
-    d = _Deriver(params, problem_type, from_logic, file_keys or {})
+    parameters of MFMA solutions whose GlobalReadVectorWidth is -1 (``_load_widths``).
+    ``older_rules``: rules of an older Tensile version that the file's stored values show its writer used
+    (``writer_rules``), applied in place of 4.44's."""
+    d = _Deriver(params, problem_type, from_logic, file_keys or {}, older_rules)
     reason = underived = None
     try:
         d.run()
@@ -171,8 +174,9 @@ class Underived(Reject):
 
 class _Deriver(LayoutMixin):
     def __init__(self, params: dict[str, Any], pt: ProblemType, from_logic: bool = False,
-                 file_keys: dict[str, Any] | None = None):
+                 file_keys: dict[str, Any] | None = None, older_rules: frozenset[str] = frozenset()):
         self.p, self.pt, self.from_logic, self.file_keys = params, pt, from_logic, file_keys or {}
+        self.older_rules = older_rules
         self.k: dict[str, Any] = {}  # Tensile-named derived keys
         self.out: dict[str, Any] = {"bytes_per_element": pt.data_type.bytes}
 
@@ -369,7 +373,9 @@ class _Deriver(LayoutMixin):
         if p["KernelLanguage"] == "Assembly" and not p["BufferLoad"]:
             p["StaggerU"] = 0   # Tensile 4.44: StaggerU needs BufferLoad in assembly kernels
         if p["ScheduleIterAlg"] == 2:   # Tensile 4.44 forces these with ScheduleIterAlg 2
-            p["PrefetchLocalRead"], p["ExpandPointerSwap"], p["1LDSBuffer"] = 1, 1, 1
+            p["PrefetchLocalRead"], p["ExpandPointerSwap"] = 1, 1
+            if SIA2_KEEPS_1LDSBUFFER not in self.older_rules:   # writers before 4.25 kept two LDS buffers
+                p["1LDSBuffer"] = 1
         pgr = bool(p["PrefetchGlobalRead"])
         p["SuppressNoLoadLoop"] = bool(p["SuppressNoLoadLoop"] and self.buffer_load and pgr and p["GlobalSplitU"] == 1)
         p["ExpandPointerSwap"] = bool(p["ExpandPointerSwap"] and self.buffer_load and pgr)

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from tensile_asm.errors import UserError
 from tensile_asm.problem import ProblemType, nearest
 from tensile_asm.solution.catalogue import ALIASES, DERIVED_KEYS, FILE_WINS, LEGACY_KEYS, PARAMS, defaults, normalise
+from tensile_asm.solution import writer_rules
 from tensile_asm.solution.derive import Derived, derive
 
 # Derived keys that are bookkeeping, not values to recompute.
@@ -108,7 +109,9 @@ class Solution:
                 raise UserError(f"{where}: unknown solution parameter {key!r}{nearest(str(key), PARAMS)}")
         if "ISA" in params:
             params["ISA"] = list(params["ISA"])
-        derivation = derive(params, pt, from_logic=defaults_from == "tensile", file_keys=stored)
+        rules = writer_rules.older_rules(d) if defaults_from == "tensile" else frozenset()
+        writer_rules.apply_to_params(rules, d, params)
+        derivation = derive(params, pt, from_logic=defaults_from == "tensile", file_keys=stored, older_rules=rules)
         derived, keys = derivation.derived, derivation.keys
         if FILE_WINS <= stored.keys():
             kept = {k: (stored[k] or None) if k == "_GlobalAccumulation" else stored[k] for k in FILE_WINS}

@@ -131,7 +131,11 @@ def _initial_strides_reason(solution) -> str | None:
 # 4.44's rule too (derive._load_widths): Tensile 4.44's own Solution class, run on 1,181 MFMA solutions of five
 # rocblas-asm_full files (arcturus BBS/BSS_BH, aldebaran SB, aquavanjaram942 SB/BBS_BH), derives what we derive
 # for every solution without DirectToVgpr (refused below); the stored values that differ are older versions'.
+# ThreadTile0/1/A/B and SubGroup0/1/A/B: Tensile 4.14 stored the MFMA wave tile in its own orientation (e.g.
+# SubGroup [64, 2] where 4.44 derives [2, 128]); the kernel is MIWaveTile/MIWaveGroup's either way, and 4.44's
+# Solution class derives ours (docs/logic-versions.md).
 MFMA_KEYS_AS_444 = frozenset({"GlobalWriteVectorWidth", "NumGlobalWriteVectorsPerThread"} | {
+    f"{k}{i}" for k in ("ThreadTile", "SubGroup") for i in "01AB"} | {
     f"{k}{t}" for k in ("GlobalLoadVectorWidth", "NumLoads", "NumLoadsCoalesced", "NumLoadsPerpendicular", "LSC",
                         "LSP", "LVC", "LVP", "GuaranteeNoPartial") for t in "AB"} | {"_UseSgprForGRO"})
 
