@@ -129,6 +129,15 @@ def test_rules_of_older_writers_the_stored_values_show_are_the_kernel_s():
     assert bbs.params["LdsBlockSizePerPadB"] == 0 and bbs.derived_keys["LdsNumElements"] == raw["LdsNumElements"]
     assert {"SubGroup0", "ThreadTile1"} <= bbs.stored_differences.keys()  # 4.14's orientation: recorded
     assert supports(bbs, load_arch("gfx90a")) is None
+    # TransposeLDS 1 stored beside UnrollMajorLDSB 0 and the name's TLDS0, which no version derives: the
+    # parameters were edited after the derivation; every Tensile derives again (B unroll-major: 384, not 288)
+    db = read("aldebaran_Cijk_Ailk_Bljk_DB.yaml", 271)
+    from tensile_asm.solution import writer_rules
+    from tensile_asm.writer import build
+
+    assert writer_rules.TLDS_EDITED_AFTER_DERIVATION in db.older_rules
+    assert db.stored_differences["LdsNumElements"] == (288, 384) and build._stored_reason(db) is None
+    assert writer_rules.TLDS_EDITED_AFTER_DERIVATION not in bbs.older_rules | cb.older_rules
 
 
 def test_the_file_s_global_accumulation_is_kept_as_tensile_keeps_it():

@@ -50,6 +50,8 @@ CASES = [
      "no LdsBlockSizePerPadA/B: LdsPad after each row (a writer before 4.19; SubGroup in 4.14's orientation)"),
     ("rocblas-asm_full/aquavanjaram942/aquavanjaram942_Cijk_AlikC_Bljk_CB.yaml", 7, "ScheduleIterAlg 2 with "
      "1LDSBuffer 0: two LDS buffers (a 4.21 solution in a 4.37 file; writers before 4.25)"),
+    ("rocblas-asm_full/aldebaran/aldebaran_Cijk_Ailk_Bljk_DB.yaml", 271, "TransposeLDS 1 edited after the "
+     "derivation (stored UnrollMajorLDSB 0, name TLDS0): stale LDS keys"),
 ]
 
 

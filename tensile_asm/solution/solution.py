@@ -41,14 +41,15 @@ class Solution:
     derived key the file stores with another value than the derivation gives to ``(stored, derived)``;
     ``version`` is the Tensile version that wrote the file ("" if unknown). ``underived`` says what this
     project's derivation cannot derive yet for a solution Tensile accepts (its derived values are then
-    incomplete; the builder reports it as a kernel reason).
+    incomplete; the builder reports it as a kernel reason). ``older_rules``: the rules of an older Tensile
+    version the file's stored values show its writer used (``writer_rules``).
     """
 
     def __init__(self, problem_type: ProblemType, params: dict[str, Any], derived: Derived,
                  derived_keys: dict[str, Any], rejection: str | None, legacy: dict[str, Any] | None = None,
                  where: str = "solution", index: int | None = None, stored_name: str | None = None,
                  stored_differences: dict[str, tuple[Any, Any]] | None = None, version: str = "",
-                 underived: str | None = None):
+                 underived: str | None = None, older_rules: frozenset[str] = frozenset()):
         self.problem_type = problem_type
         self.params = params
         self.derived = derived
@@ -61,6 +62,7 @@ class Solution:
         self.stored_differences = stored_differences or {}
         self.version = version
         self.underived = underived
+        self.older_rules = older_rules
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "solution", problem_type: ProblemType | None = None,
@@ -126,7 +128,7 @@ class Solution:
         index = d.get("SolutionIndex")
         return cls(pt, params, derived, keys, derivation.reason, legacy, where,
                    index if isinstance(index, int) else None, d.get("SolutionNameMin"), differences, version,
-                   derivation.underived)
+                   derivation.underived, rules)
 
     # ---- validity
     @property

@@ -18,6 +18,7 @@ from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction_set import InstructionSet
 from tensile_asm.kernel_cache import CacheEntry, KernelPart
 from tensile_asm.source import build as source_build
+from tensile_asm.solution import writer_rules
 from tensile_asm.writer import signature
 from tensile_asm.writer.context import Geometry
 from tensile_asm.writer.kernel import Kernel, write_kernel
@@ -146,6 +147,8 @@ def _stored_reason(solution) -> str | None:
     derivation the file contradicts. (VALU differences are older versions' rules that Tensile 4.44 also
     replaces on reading; they are built as Tensile builds them.)"""
     diffs = {k: v for k, v in getattr(solution, "stored_differences", {}).items() if k not in MFMA_KEYS_AS_444}
+    if writer_rules.TLDS_EDITED_AFTER_DERIVATION in getattr(solution, "older_rules", ()):
+        diffs = {k: v for k, v in diffs.items() if k not in writer_rules.LDS_LAYOUT_KEYS}   # stale, not a reason
     if not solution.params.get("StaggerU"):   # 4.44 derives StaggerUStride 0 -> shift 0; unused without StaggerU
         diffs.pop("_staggerStrideShift", None)
     if not diffs or not solution.derived.is_mfma:
