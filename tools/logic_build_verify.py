@@ -20,6 +20,7 @@ bench/rocblas_logic_built_<schedule>.md.
    emulator, random A/B/C, D poisoned, NaN guards past A and B) at two sizes (``sizes_for``): a small one (1, or
    the smallest multiple its size-multiple predicates allow) with batch 2 where the file is batched and beta 0;
    one with primes past the macro tile and DepthU (rounded up to those multiples), beta 0.5 (0 without UseBeta).
+   UseInitialStrides solutions (SBIc/SBIIc files) get first strides as tools/initial_strides_verify.py chooses them.
    Sizes the solution's predicates refuse (e.g. GlobalSplitUCheckMinK) are listed as skipped, not run. With
    ``--verify-budget`` no new kernel is started after that many seconds; the files left are listed as not verified.
 """
@@ -191,52 +192,71 @@ def read_file_results(out: Path, schedule: str, files: list[str]) -> dict[str, d
     return res
 
 
-def _state(r) -> str:
-    return "not run" if r.not_run else "skipped" if r.skipped else "ok" if r.passed else "FAIL"
+def _run_record(size, beta: float, r) -> dict:
+    """One verification run as verify.json keeps it: state ok / FAIL / skipped (predicates) / not run."""
+    crash = (r.not_run or "").startswith("CRASH")
+    state = ("FAIL" if crash else "not run" if r.not_run else "skipped" if r.skipped else "ok" if r.passed else
+             "FAIL")
+    detail = r.not_run or "; ".join(c.detail for c in r.results if not c.passed)
+    return {"size": str(size), "beta": beta, "state": state, "detail": detail}
 
 
-def verify_sample(files: dict[str, dict], per: int, seed: int, budget: float | None, log) -> dict[str, list]:
-    """Per built file, ``per`` built kernels drawn with random.Random(seed), each at sizes_for's two sizes; with
-    ``budget`` (seconds) no kernel is started once it is spent (those files get no entry)."""
-    from tensile_asm.benchmark.verify import verify_library
+def verify_sample(files: dict[str, dict], per: int, seed: int, budget: float | None, reverify: bool, log) -> None:
+    """Per built file, ``per`` built kernels drawn with random.Random(seed), each at sizes_for's two sizes; the
+    runs go to OUT/<schedule>/<file>/verify.json (a file verified before with the same seed and count is not run
+    again unless ``reverify``). With ``budget`` (seconds) no file is started once it is spent."""
+    from tensile_asm.benchmark.verify import SolutionResult, verify_library
     from tensile_asm.library.codeobjects import LibraryFolder
 
     rng = random.Random(seed)
     picks = {file: rng.sample(sorted(set(f["built"])), min(per, len(set(f["built"])))) for file, f in files.items()}
     order = sorted(picks)
     rng.shuffle(order)                  # a budget cut short leaves an unbiased subset of files verified
-    results: dict[str, list] = {}
     t0 = time.perf_counter()
     for file in order:
-        if not picks[file]:
+        record = files[file]["out"] / "verify.json"
+        if not picks[file] or (not reverify and record.exists() and
+                               json.loads(record.read_text()).get("key") == [seed, per]):
             continue
         if budget is not None and time.perf_counter() - t0 > budget:
             log(f"verification budget of {budget:.0f} s spent: {file} and the files after it not verified")
             break
         folder = LibraryFolder(files[file]["out"])
         entries = {sol.get("name"): sol for _, sol, _ in folder.solutions()}
-        results[file] = []
+        kernels = []
         for name in picks[file]:
             entry = entries[name]
             small, edge = sizes_for(entry)
-            use_beta = bool(entry.get("problemType", {}).get("useBeta", True))
+            pt = entry.get("problemType", {})
             t1 = time.perf_counter()
             runs = []
-            for size, beta in ((small, 0.0), (edge, 0.5 if use_beta else 0.0)):
+            for size, beta in ((small, 0.0), (edge, 0.5 if pt.get("useBeta", True) else 0.0)):
+                first = ld = None
+                if pt.get("useInitialStridesAB") or pt.get("useInitialStridesCD"):
+                    from initial_strides_verify import strides_for     # first strides as its predicates allow
+                    first, ld = strides_for(entry, size)
                 try:
-                    [r] = verify_library(folder, [size], alpha=-1.25, beta=beta, seed=seed, names={name})
+                    [r] = verify_library(folder, [size], alpha=-1.25, beta=beta, seed=seed, names={name},
+                                         first_stride=first, ld=ld)
                 except Exception as e:  # a crash in the launcher or emulator is a finding, not the end of the run
-                    from tensile_asm.benchmark.verify import SolutionResult
                     r = SolutionResult(name, None, None, [], [], f"CRASH {type(e).__name__}: {e}")
-                runs.append((size, beta, r))
-                detail = r.not_run or "; ".join(c.detail for c in r.results if not c.passed)
-                log(f"  {file}: {name} {size} beta {beta:g}: {_state(r)} {detail}".rstrip())
-            results[file].append((name, runs, time.perf_counter() - t1))
-    return results
+                run = _run_record(size, beta, r)
+                runs.append(run)
+                log(f"  {file}: {name} {size} beta {beta:g}: {run['state']} {run['detail']}".rstrip())
+            kernels.append({"name": name, "runs": runs, "seconds": round(time.perf_counter() - t1, 1)})
+        record.write_text(json.dumps({"key": [seed, per], "kernels": kernels,
+                                      "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}, indent=1))
 
 
-def _failed(r) -> bool:
-    return (r.not_run or "").startswith("CRASH") or (not r.not_run and not r.skipped and not r.passed)
+def read_verified(files: dict[str, dict], seed: int, per: int) -> dict[str, list]:
+    out = {}
+    for file, f in files.items():
+        record = f["out"] / "verify.json"
+        if record.exists():
+            data = json.loads(record.read_text())
+            if data.get("key") == [seed, per]:
+                out[file] = data["kernels"]
+    return out
 
 
 def report(schedule: str, files: dict[str, dict], results: dict[str, list], a, verify_s: float) -> tuple[str, str]:
@@ -245,10 +265,10 @@ def report(schedule: str, files: dict[str, dict], results: dict[str, list], a, v
     done = {f: v for f, v in files.items() if v["total"] is not None}
     built = sum(len(v["built"]) for v in done.values())
     total = sum(v["total"] for v in done.values())
-    runs = [r for rs in results.values() for _, rr, _ in rs for _, _, r in rr]
-    ran = [r for r in runs if not r.skipped and not r.not_run or _failed(r)]
-    failed = [r for r in runs if _failed(r)]
-    skipped = [r for r in runs if (r.skipped or r.not_run) and not _failed(r)]
+    runs = [r for ks in results.values() for k in ks for r in k["runs"]]
+    ran = [r for r in runs if r["state"] in ("ok", "FAIL")]
+    failed = [r for r in runs if r["state"] == "FAIL"]
+    skipped = [r for r in runs if r["state"] not in ("ok", "FAIL")]
     kernels = sum(len(rs) for rs in results.values())
     with_built = [f for f, v in done.items() if v["built"]]
     commits = sorted({v["record"]["commit"] for v in done.values() if v["record"]})
@@ -269,7 +289,7 @@ def report(schedule: str, files: dict[str, dict], results: dict[str, list], a, v
              f"--per-file {a.per_file} --seed {a.seed}" + (f" --verify-budget {a.verify_budget:.0f}"
                                                          if a.verify_budget else ""), "",
              f"Build: one create-library per logic file (`--architecture {gfx} --jobs 2`), {build_s:.0f} s in all "
-             f"for the {len(done)} files (load average {_load_range(done)}); verification {verify_s:.0f} s.", "",
+             f"for the {len(done)} files (load average {_load_range(done)}); verification in this run {verify_s:.0f} s (each kernel's seconds in OUT/<schedule>/<file>/verify.json).", "",
              "Measured: **built** = create-library wrote the kernel and LLVM assembled and linked it into the "
              "library (support.json says built); the reasons are support.json's for the others (the writer's "
              "supports() refusal, or the failure found when writing, e.g. registers that do not fit). **Verified** "
@@ -290,9 +310,10 @@ def report(schedule: str, files: dict[str, dict], results: dict[str, list], a, v
             continue
         reasons = "<br>".join(f"{n} {r}" for r, n in v["reasons"].most_common())
         ver = []
-        for name, rr, _ in results.get(file, []):
+        for k in results.get(file, []):
+            name = k["name"]
             ver.append(f"`{name[:60]}{'...' if len(name) > 60 else ''}`: " +
-                       ", ".join(f"{size} b{beta:g} {'FAIL' if _failed(r) else _state(r)}" for size, beta, r in rr))
+                       ", ".join(f"{r['size']} b{r['beta']:g} {r['state']}" for r in k["runs"]))
         verified = "<br>".join(ver) or ("(none built)" if not v["built"] else "not verified (budget)")
         lines.append(f"| {file} | {len(v['built'])}/{v['total']} | {reasons.replace('|', '/')} | "
                      f"{v['record']['seconds']:.0f} | {verified} |" if v["record"] else
@@ -303,13 +324,12 @@ def report(schedule: str, files: dict[str, dict], results: dict[str, list], a, v
     if grouped:
         lines += ["", "Not built, all files together:", "", "```"]
         lines += [f"{n:6d} {r}" for r, n in grouped.most_common()] + ["```"]
-    fails = [(file, name, size, beta, r) for file, rs in results.items() for name, rr, _ in rs
-             for size, beta, r in rr if _failed(r)]
+    fails = [(file, k["name"], r) for file, ks in results.items() for k in ks for r in k["runs"]
+             if r["state"] == "FAIL"]
     if fails:
         lines += ["", "Verification failures:", ""]
-        for file, name, size, beta, r in fails:
-            lines.append(f"- {file} `{name}` {size} beta {beta:g}: " +
-                         (r.not_run or "; ".join(c.detail for c in r.results if not c.passed)))
+        for file, name, r in fails:
+            lines.append(f"- {file} `{name}` {r['size']} beta {r['beta']:g}: {r['detail']}")
     return summary, "\n".join(lines) + "\n"
 
 
@@ -336,6 +356,8 @@ def main(argv=None) -> int:
     ap.add_argument("--per-file", type=int, default=1, help="built kernels verified per logic file")
     ap.add_argument("--verify-budget", type=float, default=None, metavar="SECONDS",
                     help="start no kernel's verification after this many seconds (per schedule)")
+    ap.add_argument("--reverify", action="store_true",
+                    help="verify files again that OUT/<schedule>/<file>/verify.json says were verified (same seed)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--report", type=Path, default=None,
                     help="the table (default bench/rocblas_logic_built_<schedule>.md; one schedule only)")
@@ -351,13 +373,14 @@ def main(argv=None) -> int:
     for schedule in a.schedules:
         files = read_file_results(a.out, schedule, logic_files(a.logic_root, schedule))
         t0 = time.perf_counter()
-        results = verify_sample(files, a.per_file, a.seed, a.verify_budget, lambda s: print(s, flush=True))
+        verify_sample(files, a.per_file, a.seed, a.verify_budget, a.reverify, lambda s: print(s, flush=True))
+        results = read_verified(files, a.seed, a.per_file)
         summary, text = report(schedule, files, results, a, time.perf_counter() - t0)
         path = a.report or ROOT / f"bench/rocblas_logic_built_{schedule}.md"
         path.write_text(text)
         print(summary, flush=True)
         print(f"wrote {path}", flush=True)
-        failed += sum(_failed(r) for rs in results.values() for _, rr, _ in rs for _, _, r in rr)
+        failed += sum(r["state"] == "FAIL" for ks in results.values() for k in ks for r in k["runs"])
     return 1 if failed else 0
 
 
