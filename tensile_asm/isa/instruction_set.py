@@ -84,6 +84,8 @@ class InstructionSet:
             raise InstructionError(f"{where}: no operand row for it in tensile_asm/isa/operand_table.py; add one")
         if opcode.startswith(("global_atomic", "flat_atomic")) and ins.info.num_defs == 1:
             specs = (specs[1],) + specs         # glc/sc0: the atomic returns the old value first
+        elif encoding == "MUBUF" and ins.info.memory == "load" and ins.has_modifier("lds"):
+            specs = specs[1:]                   # LDS DMA: the data goes to LDS, no VGPR operand (LLVM omits it)
         if len(ins.operands) != len(specs):
             raise InstructionError(f"{where} takes {len(specs)} operands ({' '.join(map(str, specs)) or 'none'}), "
                                    f"given {len(ins.operands)}: {', '.join(map(str, ins.operands))}")

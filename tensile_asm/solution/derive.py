@@ -90,6 +90,8 @@ class Derived:
     coalesce_group_b: bool = True
     wave_separate_a: bool = False  # WaveSeparateGlobalReadA: each wave loads its own share of A's perpendicular dimension
     wave_separate_b: bool = False
+    direct_to_lds_a: bool = False  # DirectToLdsA: A's global reads write LDS directly (buffer_load ... lds)
+    direct_to_lds_b: bool = False
     wavefront_size: int = 64
     guarantee_no_partial_a: bool = True
     guarantee_no_partial_b: bool = True
@@ -404,7 +406,8 @@ class _Deriver(LayoutMixin):
                         coalesce_group_a=bool(p["GlobalReadCoalesceGroupA"]),
                         coalesce_group_b=bool(p["GlobalReadCoalesceGroupB"]),
                         wave_separate_a=bool(p["WaveSeparateGlobalReadA"]),
-                        wave_separate_b=bool(p["WaveSeparateGlobalReadB"]), wavefront_size=p["WavefrontSize"])
+                        wave_separate_b=bool(p["WaveSeparateGlobalReadB"]), wavefront_size=p["WavefrontSize"],
+                        direct_to_lds_a=bool(p["DirectToLdsA"]), direct_to_lds_b=bool(p["DirectToLdsB"]))
 
     def _write_shape(self, nt: int, mt0: int, mt1: int, lsu: int) -> None:
         p, pt = self.p, self.pt

@@ -25,13 +25,6 @@ from tensile_asm.writer.kernel import Kernel, write_kernel
 from tensile_asm.writer.limits import geometry_reason
 from tensile_asm.writer.mfma import mfma_reason
 
-# DirectToLds (Tensile: buffer_load_dword ... lds, the wave's dwords written to LDS at M0 + 4*lane): this writer's
-# global reads go through VGPRs; loads straight to LDS need the LDS tile to be lane-contiguous per load (M0 per
-# wave and load), the loop to issue them only after the barrier that ends the previous tile's reads, and the
-# tail loop's out-of-range zeros to land in LDS as well; none of this is written yet.
-_DTL = ("DirectToLds is not implemented (Tensile's buffer_load_dword ... lds with M0 per wave and load; this writer's "
-        "global reads go through VGPRs and local writes); use DirectToLds 0")
-
 # (parameter, accepted values, why) for parameters whose other values change the kernel in ways this
 # writer does not implement yet. Values are compared after bool -> int.
 FEATURE_LIMITS = (
@@ -42,7 +35,6 @@ FEATURE_LIMITS = (
     ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
     ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
     ("StreamK", {0}, "StreamK is not implemented"),
-    ("DirectToLdsA", {0}, _DTL), ("DirectToLdsB", {0}, _DTL),
     ("DirectToVgprA", {0}, "DirectToVgpr is not implemented"),
     ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),

@@ -276,6 +276,10 @@ class Geometry:
         dimension (LSP x NumLoadsPerpendicular of it), its lanes forming the LSC x LSP load tile."""
         return self._operand("wave_separate", operand)
 
+    def direct_to_lds(self, operand: str) -> bool:
+        """DirectToLdsA/B: the operand's global reads write LDS directly (writer/direct_to_lds.py)."""
+        return self._operand("direct_to_lds", operand)
+
     def load_threads(self, operand: str) -> int:
         """Threads that together form one LSC x LSP load tile: a wave with WaveSeparateGlobalRead, else all."""
         return self.wavefront_size if self.wave_separate(operand) else self.num_threads

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import EXEC, VCC, VReg
+from tensile_asm.writer import direct_to_lds
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.batch_address import batch_base
@@ -73,6 +74,7 @@ class OperandTile:
     write_masks: list          # per load: None, or an SGPR pair of the lanes whose vector is in the tile
     edge_left: list | None = None   # per coalesced load: rows left before the free size (partial vectors), or None
     edge_flag: VReg | None = None   # SGPR: this work-group's tile has partial vectors of this operand
+    dma_base: VReg | None = None    # DirectToLds: SGPR, lane 0's LDS address of load 0 (M0's base)
 
 
     @property
@@ -109,6 +111,7 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
                      for i in range(n)],
         edge_left=[ctx.vgpr(f"EdgeLeft{name}{c}") for c in range(nlc)] if edge else None,
         edge_flag=ctx.sgpr(f"EdgeTile{name}") if edge else None,
+        dma_base=ctx.sgpr(f"LdsDma{name}") if g.direct_to_lds(name) else None,
     )
 
 
@@ -248,6 +251,8 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         # element (t, k) of the LDS tile (K-major or unroll-major, pads: writer/lds_address.py)
         m.add(element_address(ctx, op.lds_addresses[i], g.lds_tile(op.name), tile_index, k_index, g.lds_bpe,
                               lds_base))
+    if op.dma_base is not None:
+        m.add(direct_to_lds.setup(ctx, op))
     return m
 
 
@@ -352,8 +357,12 @@ def _in_tile_mask(ctx: KernelContext, op: OperandTile, i: int, tile_index, k_ind
     return m
 
 
-def loads(ctx: KernelContext, op: OperandTile, offsets=None) -> Module:
+def loads(ctx: KernelContext, op: OperandTile, offsets=None, buffer: int = 0) -> Module:
+    """The loads of one tile (DirectToLds: straight into LDS buffer ``buffer``)."""
     m = Module(f"global read {op.name}")
+    if op.dma_base is not None:
+        return m.add(*(direct_to_lds.load(ctx, op, i, offset, buffer)
+                       for i, offset in enumerate(offsets or op.offsets)))
     for data, offset in zip(op.data, offsets or op.offsets):
         m.add(load(ctx, op, op.glvw * ctx.geometry.in_bpe, data, offset))
     if op.edge_flag is not None:
@@ -394,10 +403,11 @@ def tail_elements_per_load(g, op: OperandTile) -> int:
     return n if n > 0 and n & (n - 1) == 0 and op.glvw % n == 0 else 1
 
 
-def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_remaining: VReg) -> Module:
+def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_remaining: VReg,
+                  buffer: int = 0) -> Module:
     """Tail loop: every element whose K index is past the summation size loads 0 (its offset is moved
     out of range). Vectors along K are split into guarded pieces (``tail_elements_per_load``); pieces smaller
-    than a dword load one by one (``narrow_loads``)."""
+    than a dword load one by one (``narrow_loads``). DirectToLds: into LDS buffer ``buffer``."""
     g = ctx.geometry
     bpe = g.in_bpe
     m = Module(f"global read {op.name}: K-guarded (tail)")
@@ -411,6 +421,7 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
             g_off = ctx.vgpr(f"GuardedOffset{op.name}")
             m.add(ctx.inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
                   ctx.inst("v_cndmask_b32", g_off, ctx.oob_offset, offset, VCC),
+                  direct_to_lds.load(ctx, op, i, g_off, buffer) if op.dma_base is not None else
                   ctx.inst(LOAD_BYTES[op.glvw * bpe], data, g_off, op.srd, 0, mods=["offen"]))
             if op.edge_flag is not None:
                 k_ok = ctx.sgpr(f"TailKOk{op.name}", 2)

@@ -160,12 +160,15 @@ def _write_tile(p: _Parts, buffer: int) -> Module:
 def _loop_single_buffer(p: _Parts, counter, k_size) -> Module:
     ctx, g = p.ctx, p.ctx.geometry
     begin, end = ctx.label("LoopBeginL"), ctx.label("LoopEndL")
+    loads = [global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p)]
+    done_reading = ctx.inst("s_barrier", comment="all waves done reading the previous tile")
+    # DirectToLds loads write the one LDS buffer as they land: only once every wave is done reading it
+    dtl = g.direct_to_lds("A") or g.direct_to_lds("B")
     return Module("summation loop").add(
         ctx.inst("s_cmp_eq_u32", counter, 0),
         ctx.inst("s_cbranch_scc1", end),
         LabelDef(begin.name),
-        global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p),
-        ctx.inst("s_barrier", comment="all waves done reading the previous tile"),
+        [done_reading, loads] if dtl else [loads, done_reading],
         _write_tile(p, 0),
         _mac_steps(p, 0),
         ctx.inst("s_sub_u32", counter, counter, 1),
@@ -190,7 +193,8 @@ def _loop_prefetch(p: _Parts, counter, k_size) -> Module:
           LabelDef(begin.name))
     one_buffer = ctx.geometry.one_lds_buffer
     for buf in (0, 1):
-        m.add(_scheduled(p, [global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p)],
+        m.add(_scheduled(p, [global_read.loads(ctx, p.a, buffer=1 - buf), global_read.loads(ctx, p.b, buffer=1 - buf),
+                             _advance(p)],
                          [_mac_steps(p, buf)],
                          [ctx.inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
                           if one_buffer else None,
@@ -267,9 +271,14 @@ def _tail(p: _Parts, k_size) -> Module:
           ctx.inst("s_cbranch_scc1", tail_end))
     if p.tail_fix is not None:
         m.add([global_read.move(ctx, op, p.tail_fix[op.name]) for op in (p.a, p.b)])
-    m.add(global_read.guarded_loads(ctx, p.a, p.regs, k_rem), global_read.guarded_loads(ctx, p.b, p.regs, k_rem),
-          ctx.inst("s_barrier", comment="all waves done reading LDS"),
-          _write_tile(p, 0), _mac_steps(p, 0), LabelDef(tail_end.name))
+    done_reading = ctx.inst("s_barrier", comment="all waves done reading LDS")
+    if g.direct_to_lds("A") or g.direct_to_lds("B"):      # those loads write LDS buffer 0 as they land
+        m.add(done_reading, global_read.guarded_loads(ctx, p.a, p.regs, k_rem),
+              global_read.guarded_loads(ctx, p.b, p.regs, k_rem))
+    else:
+        m.add(global_read.guarded_loads(ctx, p.a, p.regs, k_rem), global_read.guarded_loads(ctx, p.b, p.regs, k_rem),
+              done_reading)
+    m.add(_write_tile(p, 0), _mac_steps(p, 0), LabelDef(tail_end.name))
     return m
 
 

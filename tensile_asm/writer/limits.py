@@ -43,6 +43,10 @@ def geometry_reason(g: Geometry) -> str | None:
             return "FractionalLoad with partial loads is verified for VALU kernels only (not yet with MFMA)"
     if not g.buffer_load and (g.glvw_a > 1 or g.glvw_b > 1):
         return "BufferLoad false (global loads, no range check) is implemented for GlobalReadVectorWidth 1 only"
+    from tensile_asm.writer.direct_to_lds import reason as direct_to_lds_reason
+    why = direct_to_lds_reason(g)
+    if why:
+        return why
     if not g.buffer_store and g.global_split_u > 1 and not g.gsu_multiple_buffer:
         return "BufferStore false with GlobalSplitU SingleBuffer (global atomics) is not implemented"
     return None

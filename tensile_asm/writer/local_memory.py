@@ -66,6 +66,8 @@ def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module
     g = ctx.geometry
     base = g.lds_buffer_offset(buffer)
     r = g.acc_regs
+    if op.dma_base is not None:
+        return Module(f"no local write {op.name}: its DirectToLds loads wrote LDS buffer {buffer}")
     m = Module(f"local write {op.name} (buffer {buffer})")
     # the vector runs along the tile dimension (TLU) or along K: contiguous in LDS where that is the LDS
     # tile's row direction (K-major / unroll-major), else one element per row (writer/lds_address.py)
