@@ -7,6 +7,12 @@ Draws are *constructed* to be valid (tile sides, DepthU and vector widths chosen
 that still are not are dropped with ``assume`` on ``Solution.valid``, ``supports`` and, for registers (known
 only once the kernel is written), ``build_kernel``'s UserError. The run is fixed:
 ``SHARDS`` hypothesis runs with seeds ``SEED + shard`` (shards let ``pytest -n 2`` use both cores).
+The draws span issue 10's VALU features: types S, D, C/Z (conjugates), 16-bit inputs (HHS, HSS, BBS, BSS, pure
+half HHH) with GlobalReadVectorWidth/VectorWidth up to 8, 4xi8II; LocalSplitU with every type (fp64 and complex
+accumulators included), GlobalSplitU with both algorithms, InnerUnroll, PrefetchGlobalRead 0/1/2,
+PrefetchLocalRead up to 3, DepthU not a power of two, MacroTile sides of ThreadTile 3 and 6, StaggerU and its
+mappings, pointer-array batches (_GB), PersistentKernel, WaveSeparateGlobalRead, UseInitialStrides and
+DirectToLds where the writer builds it.
 CI runs ``CI_CASES`` cases; ``pytest --slow`` runs ``SLOW_CASES`` with larger sizes and FractionalLoad. A failure prints the
 falsifying case and a ``tensile-asm verify`` command that reproduces it; a bug found this way that cannot be
 fixed at once becomes a fixed case below the random ones, marked ``xfail(strict=True)`` with its reason, and
@@ -200,6 +206,19 @@ def cases(draw, largest: int, fractional: bool = False):
         assume(supports(Solution.from_dict({"ProblemType": problem, **params}, where="random case"),
                         load_arch(arch)) is None)
         first_stride = {"C": (0, 3)[data_seed % 2], "D": 2, **({"A": 3, "B": 2} if ab else {})}
+    # PrefetchGlobalRead 2 and DirectToLds (A and/or B where its tile dimension is the unit-stride one; 32-bit
+    # elements, so GlobalReadVectorWidth 1, and a wave's lanes along one LDS row), decided
+    # by the seed already drawn (the other draws stay as they were) and kept only where the writer builds them
+    extras = []
+    if data_seed % 4 == 2 and (not problem["TransposeA"] or problem["TransposeB"]):   # one dword per lane
+        extras.append(dict(DirectToLdsA=not problem["TransposeA"], DirectToLdsB=bool(problem["TransposeB"]),
+                           GlobalReadVectorWidth=1))
+    if params["PrefetchGlobalRead"] == 1 and data_seed % 7 == 3:
+        extras.append({"PrefetchGlobalRead": 2})
+    for extra in extras:
+        wider = Solution.from_dict({"ProblemType": problem, **params, **extra}, where="random case")
+        if wider.valid and supports(wider, load_arch(arch)) is None:
+            params = {**params, **extra}
     return dict(arch=arch, problem=problem, params=params, size=size, alpha=alpha, beta=beta, seed=data_seed,
                 first_stride=first_stride)
 
