@@ -165,7 +165,7 @@ def build_all(schedules: list[str], logic_root: Path, out: Path, jobs: int, cach
         dest = out / schedule / file[:-len(".yaml")]
         if (dest / "support.json").exists() and not rebuild:
             continue
-        if budget is not None and time.perf_counter() - t0 > budget:
+        if budget is not None and time.perf_counter() - t0 >= budget:
             log(f"build budget of {budget:.0f} s spent: not starting {schedule}/{file} and the files after it")
             return
         rec = build_file(schedule, file, logic_root, out, jobs, cache_dir, source, commit)
@@ -218,7 +218,7 @@ def verify_sample(files: dict[str, dict], per: int, seed: int, budget: float | N
         if not picks[file] or (not reverify and record.exists() and
                                json.loads(record.read_text()).get("key") == [seed, per]):
             continue
-        if budget is not None and time.perf_counter() - t0 > budget:
+        if budget is not None and time.perf_counter() - t0 >= budget:
             log(f"verification budget of {budget:.0f} s spent: {file} and the files after it not verified")
             break
         folder = LibraryFolder(files[file]["out"])
