@@ -227,10 +227,15 @@ def _recipe(ins: Instruction, role: str) -> tuple:
     raise KeyError(role)
 
 
-def _apply(recipe: tuple, ins: Instruction, assignment, memo: dict | None = None) -> tuple:
+def _key_kind(k: int) -> str:
+    """'s', 'v' or 'a': the kind of register a key names ('' for the pseudo registers)."""
+    return "s" if k < KEY_V else "v" if k < KEY_A else "a" if k < KEY_HWREG else ""
+
+
+def _apply(recipe: tuple, ins: Instruction, assignment, memo: dict | None = None, kinds=None) -> tuple:
     """The register groups (one tuple of keys per operand, non-empty) ``recipe`` names in ``ins``.
     ``memo``: id(virtual register slice) -> its keys, for one pass over one program (whose instructions
-    keep their operands alive)."""
+    keep their operands alive). ``kinds``: the virtual registers of other kinds are left out."""
     items, flt = recipe
     if items is None:
         data = _store_data(ins, assignment)
@@ -242,6 +247,8 @@ def _apply(recipe: tuple, ins: Instruction, assignment, memo: dict | None = None
             o = ops[e]
             t = type(o)
             if t is VRegRef:
+                if kinds is not None and o.vreg.kind not in kinds:
+                    continue
                 g = memo.get(id(o)) if memo is not None else None
                 if g is None:
                     index = assignment.get(o.vreg) if assignment else None
@@ -339,6 +346,19 @@ class Profile:
         self.ws, self.produces, self.consumes = ws, produces, consumes
 
 
+_EMPTY_PROFILES: dict = {}
+
+
+def _empty_profile(ins: Instruction) -> Profile:
+    """The profile of an instruction that takes part in no live rule (one shared object per wait-state
+    count: profiles are never changed after they are made)."""
+    ws = wait_states_of(ins) if ins.opcode == "s_nop" else 1
+    got = _EMPTY_PROFILES.get(ws)
+    if got is None:
+        got = _EMPTY_PROFILES[ws] = Profile(ws, {}, ())
+    return got
+
+
 class HazardModel:
     """The compiled ``hazards`` table of one architecture."""
 
@@ -409,25 +429,31 @@ class HazardModel:
         rules = self.rules
         known, classes = self._classes, self.classes
         cls = []
+        first = {}                            # class -> its first instruction
         for x in items:
             if x.__class__ is Instruction or isinstance(x, Instruction):
                 pc = known.get((x.opcode, x.modifiers, len(x.operands)))
-                cls.append(pc if pc is not None else classes(x))
+                if pc is None:
+                    pc = classes(x)
+                cls.append(pc)
+                if id(pc) not in first:       # classes() answers one tuple per class
+                    first[id(pc)] = x
             else:
                 cls.append(None)
-        distinct = {id(pc): pc for pc in cls if pc is not None}      # classes() answers one tuple per class
+        distinct = {i: known[(x.opcode, x.modifiers, len(x.operands))] for i, x in first.items()}
         p_any, c_any = set(), set()
         for pc in distinct.values():
             p_any.update(pc[0])
             c_any.update(pc[1])
         live = p_any & c_any                  # rules with both a producer and a consumer instruction
+        # a rule that holds only with a `between` instruction issued since the producer cannot fire
+        # in a program without one
+        live = {idx for idx in live if rules[idx].between is None
+                or any(self._between(idx, ins) for ins in first.values())}
+        if not live:
+            return [None if pc is None else _empty_profile(ins) for ins, pc in zip(items, cls)]
 
         # per class, the roles it takes part in for live rules: ((role, recipe, (rule, ...)), ...) per side
-        first = {}
-        for ins, pc in zip(items, cls):
-            if pc is not None and id(pc) not in first:
-                first[id(pc)] = ins
-
         def by_role(ins, idxs, side):
             roles: dict = {}
             for idx in idxs:
@@ -437,60 +463,81 @@ class HazardModel:
 
         plans = {i: (by_role(first[i], pc[0], "writes"), by_role(first[i], pc[1], "reads"))
                  for i, pc in distinct.items()}
-        # the registers each (class, side, role) touches over the program, then per rule
-        touched: dict = {}
-        caches = [None] * len(items)
         memo: dict = {}
-        for i, (ins, pc) in enumerate(zip(items, cls)):
-            if pc is None:
-                continue
-            plan = plans[id(pc)]
-            if not plan[0] and not plan[1]:
-                continue
-            cache = caches[i] = {}
-            for side in (0, 1):
-                for role, recipe, _ in plan[side]:
-                    g = cache.get(role)
-                    if g is None:
-                        g = cache[role] = _apply(recipe, ins, assignment, memo)
+
+        def sweep(side: int, kinds=None) -> tuple:
+            """The groups each instruction touches in its roles of ``side`` (per position: {role: groups} or
+            None), and the registers each live rule's instructions of that side touch over the program.
+            ``kinds``: rule -> the register kinds worth computing for it (None: all)."""
+            caches = [None] * len(items)
+            touched: dict = {}                # (class, role) -> keys
+            roles_of: dict = {}               # class -> ((role, recipe, kinds), ...)
+            for i, pc in enumerate(cls):
+                if pc is None:
+                    continue
+                plan = roles_of.get(id(pc))
+                if plan is None:
+                    plan = roles_of[id(pc)] = tuple(
+                        (role, recipe, None if kinds is None else frozenset().union(*(kinds.get(x, ()) for x in ids)))
+                        for role, recipe, ids in plans[id(pc)][side])
+                if not plan:
+                    continue
+                cache = None
+                ins = items[i]
+                for role, recipe, kk in plan:
+                    if kk is not None and not kk:
+                        continue
+                    g = _apply(recipe, ins, assignment, memo, kk)
                     if g:
-                        key = (id(pc), side, role)
-                        keys = touched.get(key)
+                        if cache is None:
+                            cache = caches[i] = {}
+                        cache[role] = g
+                        keys = touched.get((id(pc), role))
                         if keys is None:
-                            keys = touched[key] = set()
+                            keys = touched[(id(pc), role)] = set()
                         keys.update(*g)
-        produced: dict = {}
-        consumed: dict = {}
-        for (pc, side, role), keys in touched.items():
-            for r, _, ids in plans[pc][side]:
-                if r == role:
-                    for idx in ids:
-                        (produced if side == 0 else consumed).setdefault(idx, set()).update(keys)
+            per_rule: dict = {}
+            for (pc, role), keys in touched.items():
+                for r, _, ids in plans[pc][side]:
+                    if r == role:
+                        for idx in ids:
+                            per_rule.setdefault(idx, set()).update(keys)
+            return caches, per_rule
+
+        # the consumers first; then the producers, of the register kinds (SGPR, VGPR, AGPR) some consumer of
+        # the rule reads: a producer's group of another kind can never be the nearest producer of a read
+        ccaches, consumed = sweep(1)
+        pcaches, produced = sweep(0, {idx: {_key_kind(k) for k in keys} for idx, keys in consumed.items()})
         active = {idx for idx, keys in produced.items() if idx in consumed and not keys.isdisjoint(consumed[idx])}
         out = []
         fired: dict = {}                      # class -> (producer rules, consumer rules) that can fire
-        for ins, pc, cache in zip(items, cls, caches):
+        for ins, pc, pcache, ccache in zip(items, cls, pcaches, ccaches):
             if pc is None:
                 out.append(None)
                 continue
-            if cache is None or not active:
-                out.append(Profile(wait_states_of(ins), {}, ()))
+            if (pcache is None and ccache is None) or not active:
+                out.append(_empty_profile(ins))
                 continue
             produces, consumes = {}, []
             f = fired.get(id(pc))
             if f is None:
                 f = fired[id(pc)] = (tuple((idx, rules[idx].writes) for idx in pc[0] if idx in active),
-                                 tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active))
-            for idx, role in f[0]:
-                g = cache[role]
-                if g:
-                    produces[idx] = g
-            for idx, role in f[1]:
-                keys = produced[idx]
-                g = tuple(grp for grp in cache[role] if not keys.isdisjoint(grp))
-                if g:
-                    consumes.append((idx, g))
-            out.append(Profile(wait_states_of(ins), produces, tuple(consumes)))
+                                     tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active))
+            if pcache is not None:
+                for idx, role in f[0]:
+                    g = pcache.get(role)
+                    if g:
+                        produces[idx] = g
+            if ccache is not None:
+                for idx, role in f[1]:
+                    g = ccache.get(role)
+                    if g:
+                        keys = produced[idx]
+                        g = tuple(grp for grp in g if not keys.isdisjoint(grp))
+                        if g:
+                            consumes.append((idx, g))
+            out.append(Profile(wait_states_of(ins), produces, tuple(consumes)) if produces or consumes
+                       else _empty_profile(ins))
         return out
 
     def _profile_all(self, ins: Instruction, assignment) -> Profile:

@@ -92,6 +92,25 @@ class _Facts:
             self.locks = tuple(k for k in reads if k in _VGPR_KEYS)
 
 
+def _stream_facts(stream, assignment, memo: dict) -> list:
+    """The _Facts of each item of ``stream`` (None for a label). Instructions of the same opcode, modifiers
+    and operand objects (the writer repeats the MAC steps of a loop body with the same operand objects)
+    share one _Facts: ``memo`` and the cache here hold for one pass over one stream, whose instructions
+    keep their operands alive."""
+    cache: dict = {}
+    out = []
+    for x in stream:
+        if x.__class__ is LabelDef:
+            out.append(None)
+            continue
+        key = (x.opcode, x.modifiers, *map(id, x.operands))
+        f = cache.get(key)
+        if f is None:
+            f = cache[key] = _Facts(x, assignment, memo)
+        out.append(f)
+    return out
+
+
 _IMPLICIT_KEYS: dict = {}
 
 
@@ -110,7 +129,7 @@ def _opcode_facts(ins: Instruction) -> tuple:
     """What the opcode and modifiers of ``ins`` say, computed once per (opcode, modifiers): (defs,
     implicit read keys, implicit write keys, kind, counter, DS LDS access, s_barrier, what it completes
     besides its registers, a branch, ends straight-line code)."""
-    key = (ins.opcode, ins.modifiers)
+    key = (ins.opcode, ins.modifiers) if ins.modifiers else ins.opcode
     got = _OPCODE_FACTS.get(key)
     if got is None:
         info = ins.info
@@ -180,6 +199,47 @@ def _pseudo_need(st: State, need: dict, key, kinds, why: str, only) -> None:
             need[counter] = (*got, why)
 
 
+def _need_on(st: State, f: _Facts, counter: str) -> tuple | None:
+    """``_needs(st, f, counter).get(counter)`` without its reason: (count, batch open) or None (the waits'
+    look-ahead asks this of every instruction after a wait that touches a pending register)."""
+    best = None
+    entries, seq, tops, closed = st.entries, st.seq, st.tops, st.closed
+    for k in f.touched:
+        by = entries.get(k)
+        if by is None:
+            continue
+        for kind, e in by.items():
+            if COUNTER_OF[kind] != counter:
+                continue
+            if kind == "exp" and k not in f.writes:
+                continue                              # a GDS lock forbids writes only
+            if kind == f.kind and kind != "smem" and k in f.write_only:
+                continue                              # WAW with a load of the same in-order kind
+            if kind == "smem":
+                n = 0
+            else:
+                n = seq[kind] - e.at
+                if n >= tops[kind]:
+                    n = tops[kind] - 1
+            if best is None or n < best[0]:
+                c = closed.get(kind)
+                best = (n, e.open and (c is None or e.at > c))
+    if f.special:
+        if f.writes_exec and counter == "expcnt" and st.counts.get("exp"):
+            best = (0, True)
+        if f.barrier:
+            for kind in ("lds", "vm"):
+                if COUNTER_OF[kind] == counter:
+                    got = st.need(LDS_WRITE, kind)
+                    if got is not None and (best is None or got[0] < best[0]):
+                        best = got
+        if f.ds and counter == "vmcnt":
+            got = st.need(LDS_DMA, "vm")
+            if got is not None and (best is None or got[0] < best[0]):
+                best = got
+    return best
+
+
 def _with_batch(need: dict, st: State, facts, start: int, reach: dict) -> dict:
     """Widen each wait of ``need`` to what the instructions from ``start`` on (the straight-line code after
     it, up to the next operation issued on that counter: ``reach``) need from the same batch."""
@@ -190,7 +250,7 @@ def _with_batch(need: dict, st: State, facts, start: int, reach: dict) -> dict:
             f = facts[j]
             if not f.special and entries.keys().isdisjoint(f.touched):
                 continue
-            m = _needs(st, f, counter).get(counter)
+            m = _need_on(st, f, counter)
             if m is not None and m[1] == batch and m[0] < n:
                 n = m[0]
         out[counter] = (n, what)
@@ -259,7 +319,7 @@ def required_waits(items, arch, assignment=None) -> dict:
     stream = [x for x in items if isinstance(x, LabelDef)
               or (isinstance(x, Instruction) and x.opcode != "s_waitcnt")]
     memo: dict = {}
-    facts = [None if isinstance(x, LabelDef) else _Facts(x, assignment, memo) for x in stream]
+    facts = _stream_facts(stream, assignment, memo)
     reach = _reach(facts)
     at_label: dict = {}                                   # label -> join of the states branching to it
     done: dict = {}                                       # segment start -> _Segment of the last round
