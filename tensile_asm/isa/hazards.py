@@ -18,6 +18,7 @@ emulator's strict checker (``emulator/strict/hazards.py``, on the executed strea
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from tensile_asm.errors import UserError
@@ -247,8 +248,9 @@ def _apply(recipe: tuple, ins: Instruction, assignment, memo: dict | None = None
             o = ops[e]
             t = type(o)
             if t is VRegRef:
-                if kinds is not None and o.vreg.kind not in kinds:
-                    continue
+                k = o.vreg.kind
+                if (kinds is not None and k not in kinds) or (flt is not None and k != flt):
+                    continue                  # (the filter below would leave it out)
                 g = memo.get(id(o)) if memo is not None else None
                 if g is None:
                     index = assignment.get(o.vreg) if assignment else None
@@ -463,51 +465,66 @@ class HazardModel:
 
         plans = {i: (by_role(first[i], pc[0], "writes"), by_role(first[i], pc[1], "reads"))
                  for i, pc in distinct.items()}
+        # The groups each instruction touches in its roles, per side. Per live rule, the side with fewer
+        # instructions goes first; the other side then computes only groups of the register kinds (SGPR,
+        # VGPR, AGPR) the first side touched for that rule: a group of another kind overlaps nothing there,
+        # so it can never be (or meet) the nearest producer of a read.
+        n_of = Counter(map(id, cls))
+        size: dict = {}
+        for i, pc in distinct.items():
+            for side in (0, 1):
+                for idx in pc[side]:
+                    if idx in live:
+                        size[side, idx] = size.get((side, idx), 0) + n_of[i]
+        lead = {idx: 0 if size.get((0, idx), 0) <= size.get((1, idx), 0) else 1 for idx in live}
+        caches = ([None] * len(items), [None] * len(items))       # per side, position -> {role: groups}
+        touched: dict = {}                                          # (class, side, role) -> keys
         memo: dict = {}
 
-        def sweep(side: int, kinds=None) -> tuple:
-            """The groups each instruction touches in its roles of ``side`` (per position: {role: groups} or
-            None), and the registers each live rule's instructions of that side touch over the program.
-            ``kinds``: rule -> the register kinds worth computing for it (None: all)."""
-            caches = [None] * len(items)
-            touched: dict = {}                # (class, role) -> keys
-            roles_of: dict = {}               # class -> ((role, recipe, kinds), ...)
+        def sweep(first: bool, kinds) -> tuple:
+            roles_of: dict = {}               # class -> ((side, role, recipe, kinds), ...)
             for i, pc in enumerate(cls):
                 if pc is None:
                     continue
                 plan = roles_of.get(id(pc))
                 if plan is None:
-                    plan = roles_of[id(pc)] = tuple(
-                        (role, recipe, None if kinds is None else frozenset().union(*(kinds.get(x, ()) for x in ids)))
-                        for role, recipe, ids in plans[id(pc)][side])
+                    plan = []
+                    for side in (0, 1):
+                        for role, recipe, ids in plans[id(pc)][side]:
+                            sel = tuple(idx for idx in ids if (lead[idx] == side) == first)
+                            if sel:
+                                kk = None if kinds is None else frozenset().union(*(kinds.get(x, ()) for x in sel))
+                                if kk is None or kk:
+                                    plan.append((side, role, recipe, kk))
+                    plan = roles_of[id(pc)] = tuple(plan)
                 if not plan:
                     continue
-                cache = None
                 ins = items[i]
-                for role, recipe, kk in plan:
-                    if kk is not None and not kk:
-                        continue
+                for side, role, recipe, kk in plan:
+                    cache = caches[side][i]
+                    if cache is not None and role in cache:
+                        continue                      # computed in full in the first sweep
                     g = _apply(recipe, ins, assignment, memo, kk)
                     if g:
                         if cache is None:
-                            cache = caches[i] = {}
+                            cache = caches[side][i] = {}
                         cache[role] = g
-                        keys = touched.get((id(pc), role))
+                        keys = touched.get((id(pc), side, role))
                         if keys is None:
-                            keys = touched[(id(pc), role)] = set()
+                            keys = touched[(id(pc), side, role)] = set()
                         keys.update(*g)
-            per_rule: dict = {}
-            for (pc, role), keys in touched.items():
+            per_rule = ({}, {})               # per side, rule -> the keys its instructions of that side touch
+            for (pc, side, role), keys in touched.items():
                 for r, _, ids in plans[pc][side]:
                     if r == role:
                         for idx in ids:
-                            per_rule.setdefault(idx, set()).update(keys)
-            return caches, per_rule
+                            per_rule[side].setdefault(idx, set()).update(keys)
+            return per_rule
 
-        # the consumers first; then the producers, of the register kinds (SGPR, VGPR, AGPR) some consumer of
-        # the rule reads: a producer's group of another kind can never be the nearest producer of a read
-        ccaches, consumed = sweep(1)
-        pcaches, produced = sweep(0, {idx: {_key_kind(k) for k in keys} for idx, keys in consumed.items()})
+        first = sweep(True, None)
+        produced, consumed = sweep(False, {idx: {_key_kind(k) for k in first[lead[idx]].get(idx, ())}
+                                           for idx in live})
+        pcaches, ccaches = caches
         active = {idx for idx, keys in produced.items() if idx in consumed and not keys.isdisjoint(consumed[idx])}
         out = []
         fired: dict = {}                      # class -> (producer rules, consumer rules) that can fire
