@@ -31,10 +31,10 @@ def nops_for(isa: InstructionSet, wait_states: int, comment: str = "") -> list:
 class _Stream:
     """A flattened instruction stream with its control-flow predecessors."""
 
-    def __init__(self, items, model, assignment):
-        self.items = [x for x in items if isinstance(x, (Instruction, LabelDef))]
+    def __init__(self, items, model, profiles):
+        self.items = items                            # instructions and label definitions
         self.model = model
-        self.profiles = model.profiles(self.items, assignment)
+        self.profiles = profiles
         self.extra = [0] * len(self.items)          # wait states inserted before item i
         labels = {x.name: i for i, x in enumerate(self.items) if isinstance(x, LabelDef)}
         self._pred_lists: dict = {}                   # position -> its predecessors (``_preds``)
@@ -95,8 +95,12 @@ def insert_wait_states(target, arch, assignment=None) -> int:
     from tensile_asm.isa.hazards import hazard_model
 
     model, isa = hazard_model(arch), InstructionSet(arch)
-    items = list(target.flatten()) if isinstance(target, Module) else list(target)
-    stream = _Stream(items, model, assignment)
+    items = [x for x in (target.flatten() if isinstance(target, Module) else target)
+             if isinstance(x, (Instruction, LabelDef))]
+    profiles = model.profiles(items, assignment)
+    if not any(p.consumes for p in profiles if p is not None):
+        return 0                                      # no instruction a live rule can fire on
+    stream = _Stream(items, model, profiles)
     inserted, total = {}, 0
     for i, prof in enumerate(stream.profiles):
         if prof is None or not prof.consumes:

@@ -351,10 +351,10 @@ class Profile:
 _EMPTY_PROFILES: dict = {}
 
 
-def _empty_profile(ins: Instruction) -> Profile:
-    """The profile of an instruction that takes part in no live rule (one shared object per wait-state
+def _empty_profile(ins: Instruction | None) -> Profile:
+    """The profile of an instruction (None: not an ``s_nop``) that takes part in no live rule (one shared object per wait-state
     count: profiles are never changed after they are made)."""
-    ws = wait_states_of(ins) if ins.opcode == "s_nop" else 1
+    ws = wait_states_of(ins) if ins is not None and ins.opcode == "s_nop" else 1
     got = _EMPTY_PROFILES.get(ws)
     if got is None:
         got = _EMPTY_PROFILES[ws] = Profile(ws, {}, ())
@@ -430,30 +430,34 @@ class HazardModel:
             return [None if not isinstance(x, Instruction) else self._profile_all(x, assignment) for x in items]
         rules = self.rules
         known, classes = self._classes, self.classes
-        cls = []
-        first = {}                            # class -> its first instruction
-        for x in items:
+        out = []                              # the profiles, first each instruction's empty one
+        at: dict = {}                         # class (id of classes()' one tuple per class) -> positions
+        distinct: dict = {}                   # class -> (its tuple, its first instruction)
+        empty1 = _empty_profile(None)
+        for i, x in enumerate(items):
             if x.__class__ is Instruction or isinstance(x, Instruction):
                 pc = known.get((x.opcode, x.modifiers, len(x.operands)))
                 if pc is None:
                     pc = classes(x)
-                cls.append(pc)
-                if id(pc) not in first:       # classes() answers one tuple per class
-                    first[id(pc)] = x
+                where = at.get(id(pc))
+                if where is None:
+                    where = at[id(pc)] = []
+                    distinct[id(pc)] = (pc, x)
+                where.append(i)
+                out.append(empty1 if x.opcode != "s_nop" else _empty_profile(x))
             else:
-                cls.append(None)
-        distinct = {i: known[(x.opcode, x.modifiers, len(x.operands))] for i, x in first.items()}
+                out.append(None)
         p_any, c_any = set(), set()
-        for pc in distinct.values():
+        for pc, _ in distinct.values():
             p_any.update(pc[0])
             c_any.update(pc[1])
         live = p_any & c_any                  # rules with both a producer and a consumer instruction
         # a rule that holds only with a `between` instruction issued since the producer cannot fire
         # in a program without one
         live = {idx for idx in live if rules[idx].between is None
-                or any(self._between(idx, ins) for ins in first.values())}
+                or any(self._between(idx, ins) for _, ins in distinct.values())}
         if not live:
-            return [None if pc is None else _empty_profile(ins) for ins, pc in zip(items, cls)]
+            return out
 
         # per class, the roles it takes part in for live rules: ((role, recipe, (rule, ...)), ...) per side
         def by_role(ins, idxs, side):
@@ -463,59 +467,52 @@ class HazardModel:
                     roles.setdefault(getattr(rules[idx], side), []).append(idx)
             return tuple((role, _recipe(ins, role), tuple(ids)) for role, ids in roles.items())
 
-        plans = {i: (by_role(first[i], pc[0], "writes"), by_role(first[i], pc[1], "reads"))
-                 for i, pc in distinct.items()}
+        plans = {i: (by_role(x, pc[0], "writes"), by_role(x, pc[1], "reads")) for i, (pc, x) in distinct.items()}
         # The groups each instruction touches in its roles, per side. Per live rule, the side with fewer
         # instructions goes first; the other side then computes only groups of the register kinds (SGPR,
         # VGPR, AGPR) the first side touched for that rule: a group of another kind overlaps nothing there,
         # so it can never be (or meet) the nearest producer of a read.
-        n_of = Counter(map(id, cls))
         size: dict = {}
-        for i, pc in distinct.items():
+        for i, (pc, _) in distinct.items():
             for side in (0, 1):
                 for idx in pc[side]:
                     if idx in live:
-                        size[side, idx] = size.get((side, idx), 0) + n_of[i]
+                        size[side, idx] = size.get((side, idx), 0) + len(at[i])
         lead = {idx: 0 if size.get((0, idx), 0) <= size.get((1, idx), 0) else 1 for idx in live}
-        caches = ([None] * len(items), [None] * len(items))       # per side, position -> {role: groups}
-        touched: dict = {}                                          # (class, side, role) -> keys
+        caches = ({}, {})                     # per side, position -> {role: groups}
+        touched: dict = {}                    # (class, side, role) -> keys
         memo: dict = {}
 
         def sweep(first: bool, kinds) -> tuple:
-            roles_of: dict = {}               # class -> ((side, role, recipe, kinds), ...)
-            for i, pc in enumerate(cls):
-                if pc is None:
-                    continue
-                plan = roles_of.get(id(pc))
-                if plan is None:
-                    plan = []
-                    for side in (0, 1):
-                        for role, recipe, ids in plans[id(pc)][side]:
-                            sel = tuple(idx for idx in ids if (lead[idx] == side) == first)
-                            if sel:
-                                kk = None if kinds is None else frozenset().union(*(kinds.get(x, ()) for x in sel))
-                                if kk is None or kk:
-                                    plan.append((side, role, recipe, kk))
-                    plan = roles_of[id(pc)] = tuple(plan)
+            for c, where in at.items():
+                plan = []
+                for side in (0, 1):
+                    for role, recipe, ids in plans[c][side]:
+                        sel = tuple(idx for idx in ids if (lead[idx] == side) == first)
+                        if sel:
+                            kk = None if kinds is None else frozenset().union(*(kinds.get(x, ()) for x in sel))
+                            if kk is None or kk:
+                                plan.append((side, role, recipe, kk))
                 if not plan:
                     continue
-                ins = items[i]
                 for side, role, recipe, kk in plan:
-                    cache = caches[side][i]
-                    if cache is not None and role in cache:
-                        continue                      # computed in full in the first sweep
-                    g = _apply(recipe, ins, assignment, memo, kk)
-                    if g:
-                        if cache is None:
-                            cache = caches[side][i] = {}
-                        cache[role] = g
-                        keys = touched.get((id(pc), side, role))
-                        if keys is None:
-                            keys = touched[(id(pc), side, role)] = set()
-                        keys.update(*g)
+                    side_caches = caches[side]
+                    keys = touched.get((c, side, role))
+                    if keys is None:
+                        keys = touched[(c, side, role)] = set()
+                    for i in where:
+                        cache = side_caches.get(i)
+                        if cache is not None and role in cache:
+                            continue                  # computed in full in the first sweep
+                        g = _apply(recipe, items[i], assignment, memo, kk)
+                        if g:
+                            if cache is None:
+                                cache = side_caches[i] = {}
+                            cache[role] = g
+                            keys.update(*g)
             per_rule = ({}, {})               # per side, rule -> the keys its instructions of that side touch
-            for (pc, side, role), keys in touched.items():
-                for r, _, ids in plans[pc][side]:
+            for (c, side, role), keys in touched.items():
+                for r, _, ids in plans[c][side]:
                     if r == role:
                         for idx in ids:
                             per_rule[side].setdefault(idx, set()).update(keys)
@@ -526,35 +523,34 @@ class HazardModel:
                                            for idx in live})
         pcaches, ccaches = caches
         active = {idx for idx, keys in produced.items() if idx in consumed and not keys.isdisjoint(consumed[idx])}
-        out = []
-        fired: dict = {}                      # class -> (producer rules, consumer rules) that can fire
-        for ins, pc, pcache, ccache in zip(items, cls, pcaches, ccaches):
-            if pc is None:
-                out.append(None)
+        if not active:
+            return out
+        for c, where in at.items():
+            pc = distinct[c][0]
+            fp = tuple((idx, rules[idx].writes) for idx in pc[0] if idx in active)
+            fc = tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active)
+            if not fp and not fc:
                 continue
-            if (pcache is None and ccache is None) or not active:
-                out.append(_empty_profile(ins))
-                continue
-            produces, consumes = {}, []
-            f = fired.get(id(pc))
-            if f is None:
-                f = fired[id(pc)] = (tuple((idx, rules[idx].writes) for idx in pc[0] if idx in active),
-                                     tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active))
-            if pcache is not None:
-                for idx, role in f[0]:
-                    g = pcache.get(role)
-                    if g:
-                        produces[idx] = g
-            if ccache is not None:
-                for idx, role in f[1]:
-                    g = ccache.get(role)
-                    if g:
-                        keys = produced[idx]
-                        g = tuple(grp for grp in g if not keys.isdisjoint(grp))
+            for i in where:
+                pcache, ccache = pcaches.get(i), ccaches.get(i)
+                if pcache is None and ccache is None:
+                    continue
+                produces, consumes = {}, []
+                if pcache is not None:
+                    for idx, role in fp:
+                        g = pcache.get(role)
                         if g:
-                            consumes.append((idx, g))
-            out.append(Profile(wait_states_of(ins), produces, tuple(consumes)) if produces or consumes
-                       else _empty_profile(ins))
+                            produces[idx] = g
+                if ccache is not None:
+                    for idx, role in fc:
+                        g = ccache.get(role)
+                        if g:
+                            keys = produced[idx]
+                            g = tuple(grp for grp in g if not keys.isdisjoint(grp))
+                            if g:
+                                consumes.append((idx, g))
+                if produces or consumes:
+                    out[i] = Profile(out[i].ws, produces, tuple(consumes))
         return out
 
     def _profile_all(self, ins: Instruction, assignment) -> Profile:

@@ -21,7 +21,7 @@ from tensile_asm.isa.instruction import Instruction, inst, waitcnt
 from tensile_asm.isa.instruction_lists import LISTED_ARCHES, load_instructions
 from tensile_asm.isa.opcodes import op_info, strip_encoding_suffix
 from tensile_asm.isa.operand_table import OperandSpec, signature
-from tensile_asm.isa.registers import SPECIAL_WIDTH, Imm, Label, Reg, Special, VRegRef
+from tensile_asm.isa.registers import _OPERAND_TYPES, SPECIAL_WIDTH, Imm, Label, Reg, Special, VRegRef, as_operand
 
 MEMORY_ENCODINGS = ("DS", "MUBUF", "MTBUF", "FLAT", "SMEM")
 KIND_NAMES = {"v": "VGPR", "a": "AGPR", "s": "SGPR", "i": "constant", "l": "label", "o": "off"}
@@ -52,8 +52,17 @@ class InstructionSet:
         return _row(self.arch.name, opcode)[0]
 
     def inst(self, opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Instruction:
-        ins = inst(opcode, *operands, mods=mods, comment=comment)
-        self.check(ins)
+        if mods:
+            ins = inst(opcode, *operands, mods=mods, comment=comment)
+        else:                   # instruction.inst without modifiers, inlined (the writer's common case)
+            info = op_info(opcode, False, False)      # raises KeyError for an opcode we cannot describe
+            ins = Instruction(opcode, tuple([o if o.__class__ in _OPERAND_TYPES else as_operand(o) for o in operands]),
+                              (), comment, None, None, info)
+        shape = _shape(ins)
+        if shape is None or shape not in self._passed:
+            self._check(ins)
+            if shape is not None:
+                self._passed.add(shape)
         return ins
 
     def waitcnt(self, vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
@@ -135,9 +144,9 @@ def _shape(ins: Instruction) -> tuple | None:
     for o in ins.operands:
         t = o.__class__
         if t is VRegRef:
-            shape.append(("v", o.vreg.kind, o.count, o.offset % 4))
+            shape.append((o.vreg.kind, o.count, o.offset & 3))
         elif t is Reg:
-            shape.append(("r", o.kind, o.count, o.index % 4))
+            shape.append(("r", o.kind, o.count, o.index & 3))
         elif t is Special:
             shape.append(("s", o.name))
         elif t is Imm:
