@@ -87,7 +87,9 @@ def insert_before(target, inserted: Mapping[int, list], drop=None) -> None:
         for x in items:
             if drop is not None and drop(x):
                 continue
-            out.extend(inserted.get(id(x), ()))
+            got = inserted.get(id(x))
+            if got:
+                out.extend(got)
             out.append(x)
         return out
 

@@ -246,15 +246,50 @@ def _with_batch(need: dict, st: State, facts, start: int, reach: dict) -> dict:
     out = {}
     entries = st.entries
     for counter, (n, batch, what) in need.items():
+        table: dict = {}          # register key -> what an access of it needs on ``counter`` (the state is fixed)
         for j in range(start, reach[counter][start]):
             f = facts[j]
             if not f.special and entries.keys().isdisjoint(f.touched):
                 continue
-            m = _need_on(st, f, counter)
+            if f.kind is None and not f.special and counter != "expcnt":
+                m = None          # _need_on for an instruction no load-kind or GDS-lock exception applies to
+                for k in f.touched:
+                    v = table.get(k, _UNSET)
+                    if v is _UNSET:
+                        v = table[k] = _key_need(st, k, counter)
+                    if v is not None and (m is None or v[0] < m[0]):
+                        m = v
+            else:
+                m = _need_on(st, f, counter)
             if m is not None and m[1] == batch and m[0] < n:
                 n = m[0]
         out[counter] = (n, what)
     return out
+
+
+_UNSET = object()
+
+
+def _key_need(st: State, k, counter: str) -> tuple | None:
+    """(count, batch open) an access of register ``k`` needs on ``counter`` from its pending loads (the first
+    of the fewest newer operations, as ``_need_on``), or None."""
+    by = st.entries.get(k)
+    if by is None:
+        return None
+    best = None
+    for kind, e in by.items():
+        if COUNTER_OF[kind] != counter:
+            continue
+        if kind == "smem":
+            n = 0
+        else:
+            n = st.seq[kind] - e.at
+            if n >= st.tops[kind]:
+                n = st.tops[kind] - 1
+        if best is None or n < best[0]:
+            c = st.closed.get(kind)
+            best = (n, e.open and (c is None or e.at > c))
+    return best
 
 
 def _reach(facts) -> dict:
@@ -382,5 +417,6 @@ def insert_waitcnt(target, arch, assignment=None) -> int:
     items = list(target.flatten()) if isinstance(target, Module) else list(target)
     isa = InstructionSet(arch)
     waits = {k: [wait_instruction(isa, need)] for k, need in required_waits(items, arch, assignment).items()}
-    insert_before(target, waits, drop=lambda x: isinstance(x, Instruction) and x.opcode == "s_waitcnt")
+    old = {id(x) for x in items if x.__class__ is Instruction and x.opcode == "s_waitcnt"}
+    insert_before(target, waits, drop=(lambda x: id(x) in old) if old else None)
     return len(waits)

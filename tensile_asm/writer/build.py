@@ -9,6 +9,7 @@ does both for a list of solutions.
 
 from __future__ import annotations
 
+import gc
 import time
 from pathlib import Path
 
@@ -233,7 +234,16 @@ def build_kernel(solution, arch: Arch, name: str) -> Kernel:
     reason = supports(solution, arch)
     if reason:
         raise UserError(f"solution {name} cannot be built for {arch.name}: {reason}")
-    return write_kernel(geometry(solution), arch, name)
+    # The writer allocates a few hundred thousand objects per kernel that reference counting frees (no
+    # cycles): the cyclic collector would walk every live one again and again meanwhile (~15 % of the
+    # CPU time of a kernel, bench/codegen_cpu_time.md), so it is paused while one kernel is written.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return write_kernel(geometry(solution), arch, name)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
