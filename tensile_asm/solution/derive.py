@@ -460,9 +460,8 @@ class _Deriver(LayoutMixin):
         iters = lu // k["MatrixInstK"] if self.mfma else lu
         k.update(LoopUnroll=lu, LoopIters=iters, _DepthULds=du // p["DepthULdsDivisor"])
         self.out.update(loop_unroll=lu, loop_iters=iters, inner_unroll=p["InnerUnroll"])
-        if not self.mfma and lu < 2:
-            self.reject(f"LoopUnroll {lu} (DepthU {du} / LocalSplitU {lsu} / InnerUnroll {p['InnerUnroll']}) "
-                        f"is less than 2")
+        # Tensile rejected LoopUnroll < 2 from 2017 (97e91e79a) until 4.17 (cf8d62936, March 2020); 4.44 only
+        # rejects LoopIters < 1 (below). The assembly VALU writer's own limit is a kernel reason (writer/limits.py)
         self._prefetch_local_read(iters)
 
     def _prefetch_local_read(self, iters: int) -> None:

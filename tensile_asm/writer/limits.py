@@ -20,6 +20,10 @@ def fractional(g: Geometry, op: str) -> bool:
 def geometry_reason(g: Geometry) -> str | None:
     """Shapes the writer's thread-to-data assignments cannot cover, with the reason."""
     iu = g.derived.inner_unroll
+    if not g.derived.is_mfma and g.derived.loop_unroll < 2:
+        return (f"LoopUnroll {g.derived.loop_unroll} (DepthU {g.depth_u} / LocalSplitU {g.local_split_u} / "
+                f"InnerUnroll {iu}): the VALU writer unrolls at least 2; use a DepthU of at least 2 x LocalSplitU x "
+                f"InnerUnroll")
     if g.depth_u % (g.local_split_u * iu):
         return (f"DepthU={g.depth_u} is not a multiple of LocalSplitU {g.local_split_u} x InnerUnroll {iu} "
                 f"(Tensile's LoopUnroll would drop K values)")
