@@ -89,6 +89,7 @@ def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Al
     # Per kind, the physical registers in use with the position where they become free.
     busy: dict[str, dict[int, int]] = {"v": {}, "s": {}, "a": {}}
 
+    overflow = None
     ordered = sorted(intervals.values(), key=lambda iv: (iv.vreg.fixed is None, iv.start))
     for iv in ordered:
         reg = iv.vreg
@@ -103,13 +104,17 @@ def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Al
                 if base % reg.align == 0 and all((base + i) not in busy_now for i in range(reg.count)):
                     break
                 base += 1
-        if base + reg.count > limits[reg.kind]:
-            raise UserError(
-                f"{what}: needs more than {limits[reg.kind]} {reg.kind.upper()}GPRs "
-                f"(placing '{reg.name}' of {reg.count}); choose a smaller ThreadTile or DepthU")
+        if base + reg.count > limits[reg.kind] and overflow is None:
+            overflow = reg  # placed anyway, so the message can say how many the kernel needs
         for i in range(reg.count):
             prev_end = taken.get(base + i, -1)
             taken[base + i] = max(prev_end, iv.end)
         assignment[reg] = base
         next_free[reg.kind] = max(next_free[reg.kind], base + reg.count)
+    if overflow is not None:
+        k = overflow.kind
+        raise UserError(
+            f"{what}: needs more than {limits[k]} {k.upper()}GPRs (uses VGPR {next_free['v']}, AGPR {next_free['a']}, "
+            f"SGPR {next_free['s']}; '{overflow.name}' of {overflow.count} is the first past the limit); "
+            f"choose a smaller ThreadTile or DepthU")
     return Allocation(assignment, next_free)

@@ -35,7 +35,7 @@ from tensile_asm.writer import direct_to_lds
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.batch_address import batch_base
-from tensile_asm.writer.lds_address import element_address
+from tensile_asm.writer.lds_address import element_address, vector_offsets
 from tensile_asm.writer.prologue import EntryRegisters
 
 BUFFER_OOB = 0x80000000  # an offset past any num_records we set: loads give 0, stores are dropped
@@ -75,6 +75,9 @@ class OperandTile:
     edge_left: list | None = None   # per coalesced load: rows left before the free size (partial vectors), or None
     edge_flag: VReg | None = None   # SGPR: this work-group's tile has partial vectors of this operand
     dma_base: VReg | None = None    # DirectToLds: SGPR, lane 0's LDS address of load 0 (M0's base)
+    # per load: bytes added to lds_addresses[i] as the local write's instruction offset (loads share an address
+    # register where their LDS distance is a constant: ``lds_write_anchors``); None: 0 for every load
+    lds_offsets: list | None = None
 
 
     @property
@@ -94,6 +97,7 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
     widen = g.in_bpe < 4 and not g.narrow_lds
     edge = partial_vectors(g, name)
     nlc = g.num_loads_coalesced(name)
+    anchors = lds_write_anchors(g, name)
     return OperandTile(
         name=name,
         macro_tile=g.mt0 if name == "A" else g.mt1,
@@ -104,7 +108,8 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         chunk_bytes=ctx.sgpr(f"DepthUBytes{name}"),
         increment=ctx.sgpr(f"GlobalReadInc{name}"),
         offsets=[ctx.vgpr(f"GlobalReadOffset{name}{i}") for i in range(n)],
-        lds_addresses=[ctx.vgpr(f"LocalWriteAddr{name}{i}") for i in range(n)],
+        lds_addresses=_lds_write_registers(ctx, name, anchors),
+        lds_offsets=[off for _, off in anchors],
         data=data,
         lds_data=[ctx.vgpr(f"G2LWide{name}{i}", glvw) for i in range(n)] if widen else data,
         write_masks=[ctx.sgpr(f"LoadInTile{name}{i}", 2) if load_bounds(g, name, i) != (None, None) else None
@@ -113,6 +118,50 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         edge_flag=ctx.sgpr(f"EdgeTile{name}") if edge else None,
         dma_base=ctx.sgpr(f"LdsDma{name}") if g.direct_to_lds(name) else None,
     )
+
+
+def load_delta(g, name: str, load: int) -> tuple[int, int]:
+    """(tile index, k index) of load ``load``'s first element minus load 0's, the same for every lane
+    (``tile_coordinates``: load (p, c) is c x LSC further along the coalesced dimension, p x LSP across)."""
+    lsc, lsp = g.load_spacing(name)
+    p, c = divmod(load, g.num_loads_coalesced(name))
+    tlu = g.tlu_a if name == "A" else g.tlu_b
+    return (c * lsc, p * lsp) if tlu else (p * lsp, c * lsc)
+
+
+def lds_write_anchors(g, name: str) -> list[tuple[int, int]]:
+    """Per load: (the load whose LDS write address register it uses, the byte offset from that address).
+
+    As Tensile keeps one local-write address per operand and gives every load an instruction offset, a load
+    shares the address of an earlier load (its anchor) where its element is a constant distance d further in the
+    tile: always without block pads, and with LdsBlockSizePerPad where d is a whole number of pad intervals
+    (then padded(e + d) = padded(e) + padded(d) for every lane's e). A load whose offset would leave the 16-bit
+    instruction offset field starts an address of its own."""
+    lay = g.lds_tile(name)
+    apart = vector_offsets(lay, g.tlu_a if name == "A" else g.tlu_b, g.glvw(name))
+    # the highest offset the writes of one load add, buffers and the vector's last element included
+    reach = g.lds_buffer_offset(g.lds_buffers - 1) + (max(apart) + 1 if apart else g.glvw(name)) * g.lds_bpe
+    anchors: list[tuple[int, int]] = []
+    anchor = None   # (load, unpadded element distance of load 0 to it)
+    for i in range(g.num_loads(name)):
+        d = lay.unpadded(*load_delta(g, name, i))
+        if anchor is not None:
+            rel = d - anchor[1]
+            off = lay.padded(rel) * g.lds_bpe
+            if (not lay.block_padded or rel % lay.interval == 0) and 0 <= off and off + reach <= 65536:
+                anchors.append((anchor[0], off))
+                continue
+        anchor = (i, d)
+        anchors.append((i, 0))
+    return anchors
+
+
+def _lds_write_registers(ctx: KernelContext, name: str, anchors) -> list:
+    regs: dict[int, VReg] = {}
+    for a, _ in anchors:
+        if a not in regs:
+            regs[a] = ctx.vgpr(f"LocalWriteAddr{name}{a}")
+    return [regs[a] for a, _ in anchors]
 
 
 def straddling_vectors(g, name: str) -> bool:
@@ -248,9 +297,11 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
             m.add(_mark_edge_vector(ctx, op, i, row, arg(op.free_size_arg)))
         if op.write_masks[i] is not None:
             m.add(_in_tile_mask(ctx, op, i, tile_index, k_index))
-        # element (t, k) of the LDS tile (K-major or unroll-major, pads: writer/lds_address.py)
-        m.add(element_address(ctx, op.lds_addresses[i], g.lds_tile(op.name), tile_index, k_index, g.lds_bpe,
-                              lds_base))
+        # element (t, k) of the LDS tile (K-major or unroll-major, pads: writer/lds_address.py), once per address
+        # register (the loads sharing it write at an instruction offset from it)
+        if all(op.lds_addresses[i] is not r for r in op.lds_addresses[:i]):
+            m.add(element_address(ctx, op.lds_addresses[i], g.lds_tile(op.name), tile_index, k_index, g.lds_bpe,
+                                  lds_base))
     if op.dma_base is not None:
         m.add(direct_to_lds.setup(ctx, op))
     return m

@@ -72,7 +72,9 @@ def local_writes(ctx: KernelContext, op: OperandTile, buffer: int = 0) -> Module
     # the vector runs along the tile dimension (TLU) or along K: contiguous in LDS where that is the LDS
     # tile's row direction (K-major / unroll-major), else one element per row (writer/lds_address.py)
     apart = vector_offsets(g.lds_tile(op.name), op.tlu, op.glvw)
-    for addr, data, mask in zip(op.lds_addresses, op.lds_data, op.write_masks):
+    shifts = op.lds_offsets or [0] * len(op.lds_addresses)
+    for addr, data, mask, shift in zip(op.lds_addresses, op.lds_data, op.write_masks, shifts):
+        base = g.lds_buffer_offset(buffer) + shift    # the load's own offset from its (shared) address
         writes = Module("writes")
         if g.lds_bpe < 4:
             writes.add(_narrow_writes(ctx, op, addr, data, base, apart))
