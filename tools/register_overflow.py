@@ -18,11 +18,11 @@ from pathlib import Path
 
 from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import load_arch
-from tensile_asm.library.create import _collect
+from tensile_asm.library.logic import find_logic_files, read_logic_file
 from tensile_asm.writer import build
 
 SCHEDULES = {"arcturus": "gfx908", "aldebaran": "gfx90a", "aquavanjaram942": "gfx942"}
-_OVER = re.compile(r"needs more than (\d+) (\w)GPRs \(uses VGPR (\d+), AGPR (\d+), SGPR (\d+)")
+_OVER = re.compile(r"needs more than (\d+) (\w)GPRs(?: \(uses VGPR (\d+), AGPR (\d+), SGPR (\d+))?")
 
 
 def main(argv: list[str]) -> int:
@@ -43,15 +43,14 @@ def main(argv: list[str]) -> int:
     for sched in scheds or list(SCHEDULES):
         arch_name = SCHEDULES[sched]
         arch = load_arch(arch_name)
-        items, _ = _collect(root / sched, [arch_name])
-        per_file: dict[str, list] = collections.defaultdict(list)
-        for it in items:
-            if ns.files in it.logic.path.name:
-                per_file[it.logic.path.name].append(it)
         print(f"== {sched} ({arch_name})", flush=True)
-        for fname in sorted(per_file):
-            accepted = [it for it in per_file[fname] if it.reason is None and not it.solution.rejection
-                        and build.supports(it.solution, arch) is None]
+        for path in sorted(find_logic_files(root / sched, arch_name)):
+            if ns.files not in path.name or not path.name.startswith(sched):
+                continue
+            fname = path.name
+            accepted = [e for e in read_logic_file(path).entries
+                        if e.solution is not None and not e.error and not e.solution.rejection
+                        and build.supports(e.solution, arch) is None]
             written = over = other = 0
             worst = collections.Counter()
             for it in accepted[::ns.every]:
@@ -66,7 +65,7 @@ def main(argv: list[str]) -> int:
                         print(f"   other failure {name}: {str(e)[:160]}")
                         continue
                     over += 1
-                    v, a, s = int(m[3]), int(m[4]), int(m[5])
+                    v, a, s = m[3], m[4], m[5]   # (older messages: without the counts)
                     worst[f"{m[2]}>{m[1]}"] += 1
                     if ns.list:
                         print(f"   {name} {_brief(it.solution)}: "

@@ -45,13 +45,13 @@ LOAD_BYTES = {1: "buffer_load_ubyte", 2: "buffer_load_ushort", 4: "buffer_load_d
 EDGE_BIT = 0x80000000    # set on the offsets of vectors reaching past the free size: their vector load gives 0
 
 
-def load(ctx: KernelContext, op: "OperandTile", nbytes: int, data, offset):
-    """One load of ``nbytes`` at byte ``offset`` of the operand's matrix: a buffer load (out-of-range
-    offsets give 0), or with BufferLoad off a global load from the descriptor's base address (which
-    has no range check: the writer keeps those offsets in range itself)."""
+def load(ctx: KernelContext, op: "OperandTile", nbytes: int, data, offset, soffset=0):
+    """One load of ``nbytes`` at byte ``offset`` (+ ``soffset``, an SGPR or 0) of the operand's matrix: a buffer
+    load (out-of-range offsets give 0), or with BufferLoad off a global load from the descriptor's base address
+    (which has no range check: the writer keeps those offsets in range itself)."""
     opcode = LOAD_BYTES[nbytes]
     if ctx.geometry.buffer_load:
-        return ctx.inst(opcode, data, offset, op.srd, 0, mods=["offen"])
+        return ctx.inst(opcode, data, offset, op.srd, soffset, mods=["offen"])
     return ctx.inst(opcode.replace("buffer_", "global_"), data, offset, op.srd.slice(0, 2))
 
 
@@ -78,6 +78,11 @@ class OperandTile:
     # per load: bytes added to lds_addresses[i] as the local write's instruction offset (loads share an address
     # register where their LDS distance is a constant: ``lds_write_anchors``); None: 0 for every load
     lds_offsets: list | None = None
+    # per load: an SGPR added to its offset by the buffer load (``sgpr_offsets``), or 0
+    soffsets: list | None = None
+
+    def soffset(self, load: int):
+        return self.soffsets[load] if self.soffsets else 0
 
 
     @property
@@ -98,6 +103,9 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
     edge = partial_vectors(g, name)
     nlc = g.num_loads_coalesced(name)
     anchors = lds_write_anchors(g, name)
+    shared = sgpr_offsets(g, name)
+    offsets = [ctx.vgpr(f"GlobalReadOffset{name}{c}") for c in range(nlc)]
+    soffsets = [ctx.sgpr(f"GlobalReadSOffset{name}{p}") if p else 0 for p in range(n // nlc)]
     return OperandTile(
         name=name,
         macro_tile=g.mt0 if name == "A" else g.mt1,
@@ -107,7 +115,9 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         srd=ctx.sgpr(f"Srd{name}", 4),
         chunk_bytes=ctx.sgpr(f"DepthUBytes{name}"),
         increment=ctx.sgpr(f"GlobalReadInc{name}"),
-        offsets=[ctx.vgpr(f"GlobalReadOffset{name}{i}") for i in range(n)],
+        offsets=[offsets[i % nlc] for i in range(n)] if shared else [ctx.vgpr(f"GlobalReadOffset{name}{i}")
+                                                                      for i in range(n)],
+        soffsets=[soffsets[i // nlc] for i in range(n)] if shared else None,
         lds_addresses=_lds_write_registers(ctx, name, anchors),
         lds_offsets=[off for _, off in anchors],
         data=data,
@@ -164,6 +174,24 @@ def _lds_write_registers(ctx: KernelContext, name: str, anchors) -> list:
     return [regs[a] for a, _ in anchors]
 
 
+def sgpr_offsets(g, name: str) -> bool:
+    """The loads of ``name`` further along K share the first ones' offset VGPRs and add an SGPR (Tensile's
+    _UseSgprForGRO): operands whose tile dimension is the unit-stride one, where load (p, c) is p x LSP steps of
+    K past load (0, c) in every lane, p x LSP x stride bytes, which the buffer load adds as its soffset. The
+    soffset is outside the buffer's range check, so every vector reaching past the free size must be out of range
+    by its own offset (bit 31, set at setup for the NumLoadsCoalesced offsets): the 8- and 16-bit vectors along
+    the free dimension are so marked already; others are marked when no vector is partly past the size
+    (GlobalReadVectorWidth 1 or GuaranteeNoPartial), otherwise each load keeps its own VGPR. Where Tensile does
+    (``_UseSgprForGRO``: UseSgprForGRO, or with -1 at most 35 loads of both operands; buffer loads only).
+    Tensile also shares the offsets of the other operands (K the unit-stride dimension), whose loads past the free
+    size then read beyond the matrix (benchmark/verify.py LIBRARY_GUARD_BYTES); this writer keeps their VGPRs."""
+    tlu = g.tlu_a if name == "A" else g.tlu_b
+    if not (g.derived.use_sgpr_for_gro and g.buffer_load and tlu and g.num_loads(name) > g.num_loads_coalesced(name)
+            and not g.direct_to_lds(name)):   # DirectToLds loads (direct_to_lds.load) take no soffset
+        return False
+    return straddling_vectors(g, name) or g.glvw(name) == 1 or g.guarantee_no_partial(name)
+
+
 def straddling_vectors(g, name: str) -> bool:
     """Vectors of ``name`` run along its free dimension in pieces smaller than a dword (8- or 16-bit elements,
     GlobalReadVectorWidth > 1): one reaching past the free size could straddle the end of the matrix."""
@@ -175,18 +203,6 @@ def partial_vectors(g, name: str) -> bool:
     """Some vector of ``name`` may be partly inside the free size (no GuaranteeNoPartial): those lanes load
     element by element."""
     return straddling_vectors(g, name) and not g.guarantee_no_partial(name)
-
-
-def second_set(ctx: KernelContext, op: OperandTile) -> OperandTile:
-    """The operand with load registers of its own (PrefetchGlobalRead 2 keeps two tiles in flight):
-    same descriptor, offsets and LDS addresses."""
-    g = ctx.geometry
-    n, glvw = g.num_loads(op.name), g.glvw(op.name)
-    load_regs = max(1, glvw * g.in_bpe // 4)
-    data = [ctx.vgpr(f"G2L{op.name}{i}_1", load_regs) for i in range(n)]
-    wide = [ctx.vgpr(f"G2LWide{op.name}{i}_1", glvw) for i in range(n)] if g.in_bpe < 4 and not g.narrow_lds \
-        else data
-    return replace(op, data=data, lds_data=wide)
 
 
 def load_bounds(g, name: str, load: int) -> tuple[int | None, int | None]:
@@ -274,6 +290,13 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
     if op.edge_flag is not None:
         m.add(_edge_tile_flag(ctx, op, tile_base, arg(op.free_size_arg)))
     lds_base = 0 if op.name == "A" else g.lds_offset_b
+    shared = op.soffsets is not None
+    if shared:   # load (p, c): p x LSP steps of K past load (0, c), an SGPR each
+        lsp = g.load_spacing(op.name)[1]
+        nlc = g.num_loads_coalesced(op.name)
+        for p in range(1, g.num_loads(op.name) // nlc):
+            m.add(ctx.inst("s_mul_i32", op.soffsets[p * nlc], arg(op.stride_arg), p * lsp * bpe,
+                           comment=f"loads {p * nlc}..: {p * lsp} steps of K further"))
     for i in range(g.num_loads(op.name)):
         coords, tile_index, k_index = tile_coordinates(ctx, op, regs, i)
         row, tmp = ctx.vgpr(f"{op.name}Row"), ctx.vgpr(f"{op.name}Tmp")
@@ -292,8 +315,10 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         else:        # element (row, k) at k*s0 + row*ld
             m.add(ctx.inst("v_mul_lo_u32", tmp, row, arg(op.stride_arg)),
                   ctx.inst("v_add_u32", tmp, tmp, first_index))
-        m.add(ctx.inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
-        if straddling_vectors(g, op.name):
+        first_of_offset = all(op.offsets[i] is not r for r in op.offsets[:i])
+        if first_of_offset:
+            m.add(ctx.inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
+        if first_of_offset and (straddling_vectors(g, op.name) or shared):
             m.add(_mark_edge_vector(ctx, op, i, row, arg(op.free_size_arg)))
         if op.write_masks[i] is not None:
             m.add(_in_tile_mask(ctx, op, i, tile_index, k_index))
@@ -355,12 +380,12 @@ def _edge_elements(ctx: KernelContext, op: OperandTile, i: int, offset, data, k_
         m.add(ctx.inst("v_cmp_lt_u32", VCC, e, left),
               ctx.inst("v_cndmask_b32", src, ctx.oob_offset, real, VCC))
         pieces.append((e * g.in_bpe, src, e * g.in_bpe))
-    m.add(narrow_loads(ctx, op, data, pieces, g.in_bpe))
+    m.add(narrow_loads(ctx, op, data, pieces, g.in_bpe, op.soffset(i)))
     m.add(ctx.inst("s_mov_b64", EXEC, saved))
     return m
 
 
-def narrow_loads(ctx: KernelContext, op: OperandTile, data, pieces, nbytes: int) -> Module:
+def narrow_loads(ctx: KernelContext, op: OperandTile, data, pieces, nbytes: int, soffset=0) -> Module:
     """Pieces of ``nbytes`` (1 or 2) one by one: ``pieces`` [(byte position q in the vector, offset VGPR,
     instruction offset)] into bits (q % 4)*8 of ``data[q // 4]``. Each loads zero-extended
     (``buffer_load_ubyte``/``ushort``: the d16 forms zero the other half on SRAM-ECC parts,
@@ -372,7 +397,7 @@ def narrow_loads(ctx: KernelContext, op: OperandTile, data, pieces, nbytes: int)
     for q, voff, ioff in pieces:
         mods = ["offen", ("offset", ioff)] if ioff else ["offen"]
         dst = data[q // 4] if q % 4 == 0 else ctx.vgpr(f"HighPiece{op.name}{q}")
-        m.add(ctx.inst(LOAD_BYTES[nbytes], dst, voff, op.srd, 0, mods=mods))
+        m.add(ctx.inst(LOAD_BYTES[nbytes], dst, voff, op.srd, soffset, mods=mods))
         if q % 4:
             high.append((q, dst))
     for q, hi in high:
@@ -414,8 +439,8 @@ def loads(ctx: KernelContext, op: OperandTile, offsets=None, buffer: int = 0) ->
     if op.dma_base is not None:
         return m.add(*(direct_to_lds.load(ctx, op, i, offset, buffer)
                        for i, offset in enumerate(offsets or op.offsets)))
-    for data, offset in zip(op.data, offsets or op.offsets):
-        m.add(load(ctx, op, op.glvw * ctx.geometry.in_bpe, data, offset))
+    for i, (data, offset) in enumerate(zip(op.data, offsets or op.offsets)):
+        m.add(load(ctx, op, op.glvw * ctx.geometry.in_bpe, data, offset, op.soffset(i)))
     if op.edge_flag is not None:
         m.add(edge_loads(ctx, op, offsets))
     return m
@@ -473,7 +498,7 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
             m.add(ctx.inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
                   ctx.inst("v_cndmask_b32", g_off, ctx.oob_offset, offset, VCC),
                   direct_to_lds.load(ctx, op, i, g_off, buffer) if op.dma_base is not None else
-                  ctx.inst(LOAD_BYTES[op.glvw * bpe], data, g_off, op.srd, 0, mods=["offen"]))
+                  ctx.inst(LOAD_BYTES[op.glvw * bpe], data, g_off, op.srd, op.soffset(i), mods=["offen"]))
             if op.edge_flag is not None:
                 k_ok = ctx.sgpr(f"TailKOk{op.name}", 2)
                 done = ctx.label(f"TailEdgeDone{op.name}")
@@ -521,8 +546,9 @@ def move(ctx: KernelContext, op: OperandTile, amount, negative: bool = False) ->
     """Move every load's offset ``amount`` bytes along K (an SGPR). The descriptor stays put, so its
     num_records keeps bounding the whole matrix."""
     opcode = "v_subrev_u32" if negative else "v_add_u32"   # subrev: dst = src1 - src0
+    unique = [off for i, off in enumerate(op.offsets) if all(off is not r for r in op.offsets[:i])]
     return Module(f"{'move back' if negative else 'advance'} {op.name} along K").add(
-        [ctx.inst(opcode, off, amount, off) for off in op.offsets])
+        [ctx.inst(opcode, off, amount, off) for off in unique])
 
 
 def advance(ctx: KernelContext, op: OperandTile) -> Module:

@@ -108,8 +108,6 @@ class _Parts:
     acc: object
     lr: object
     math: _Math
-    a2: global_read.OperandTile | None = None   # PrefetchGlobalRead 2: the second VGPR set of the loads
-    b2: global_read.OperandTile | None = None
     stagger: stagger.StaggerState | None = None
     tail_fix: dict | None = None    # operand -> SGPR: bytes the offsets move before the tail loop
     chunks: object = None           # SGPR: K / DepthU
@@ -210,28 +208,30 @@ def _loop_prefetch(p: _Parts, counter, k_size) -> Module:
 
 
 def _loop_prefetch2(p: _Parts, counter, k_size) -> Module:
-    """PrefetchGlobalRead 2: tile i+2 is loaded into VGPRs while tile i computes from LDS and tile i+1 (loaded
-    one iteration earlier, into the other VGPR set) is written to the other LDS buffer. Two VGPR sets, the
-    loop unrolled twice; the last two tiles run from copies without loads."""
+    """PrefetchGlobalRead 2, as Tensile's: while tile i computes from one LDS buffer, tile i+1 (loaded into the
+    load VGPRs one iteration earlier) is written to the other buffer, and behind those local writes (a local write
+    has read its registers when it issues) tile i+2 is loaded into the same VGPRs: one set of load registers, as
+    Tensile's "global read right after the corresponding local write". The loop is unrolled twice; the last two
+    tiles run from copies without loads. With 1LDSBuffer tile i+1 can go to LDS only once every wave has read
+    tile i: the writes, and the loads behind them, close the iteration."""
     ctx = p.ctx
-    sets = [(p.a, p.b), (p.a2, p.b2)]
     begin, end = ctx.label("LoopBeginL"), ctx.label("LoopEndL")
     last = ctx.label("LastIteration")
     no_load = [ctx.label("NoLoadBuffer0"), ctx.label("NoLoadBuffer1")]
     one_buffer = ctx.geometry.one_lds_buffer
 
-    def loads(s):
-        a, b = sets[s]
-        return [global_read.loads(ctx, a), global_read.loads(ctx, b), _advance(p)]
+    def loads():
+        return [global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p)]
 
-    def write(s, buf):
-        a, b = sets[s]
-        return Module(f"global reads (set {s}) to LDS buffer {buf}").add(
+    def writes(buf):
+        return Module(f"global reads to LDS buffer {buf}").add(
             ctx.inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
             if one_buffer else None,
-            global_read.widen(ctx, a), global_read.widen(ctx, b),
-            local_memory.local_writes(ctx, a, buf), local_memory.local_writes(ctx, b, buf),
-            ctx.inst("s_barrier", comment="tile visible to all waves (the pass waits for the local writes)"))
+            global_read.widen(ctx, p.a), global_read.widen(ctx, p.b),
+            local_memory.local_writes(ctx, p.a, buf), local_memory.local_writes(ctx, p.b, buf))
+
+    def visible():
+        return ctx.inst("s_barrier", comment="tile visible to all waves (the pass waits for the local writes)")
 
     def count_down(target):
         return [ctx.inst("s_sub_u32", counter, counter, 1),
@@ -241,19 +241,22 @@ def _loop_prefetch2(p: _Parts, counter, k_size) -> Module:
     m = Module("summation loop (PrefetchGlobalRead 2)")
     m.add(ctx.inst("s_cmp_eq_u32", counter, 0),
           ctx.inst("s_cbranch_scc1", end),
-          loads(0), write(0, 0),
+          loads(), writes(0), visible(),
           count_down(last),
-          loads(1),
+          loads(),
           count_down(no_load[0]),
           LabelDef(begin.name))
     for buf in (0, 1):
-        # LDS buffer buf holds tile i, VGPR set 1-buf tile i+1; set buf is free for tile i+2
-        m.add(_scheduled(p, [loads(buf)], [_mac_steps(p, buf)], [write(1 - buf, 1 - buf)]),
-              count_down(no_load[1 - buf]))
+        # LDS buffer buf holds tile i, the load VGPRs tile i+1: to LDS buffer 1-buf, then tile i+2 into them
+        if one_buffer:
+            m.add(_scheduled(p, [], [_mac_steps(p, buf)], [writes(1 - buf), loads(), visible()]))
+        else:
+            m.add(_scheduled(p, [writes(1 - buf), loads()], [_mac_steps(p, buf)], [visible()]))
+        m.add(count_down(no_load[1 - buf]))
     m.add(ctx.inst("s_branch", begin))
     for buf in (0, 1):
-        # no tile left to load: compute buffer buf, write the tile in VGPR set 1-buf, compute it
-        m.add(LabelDef(no_load[buf].name), _mac_steps(p, buf), write(1 - buf, 1 - buf), _mac_steps(p, 1 - buf),
+        # no tile left to load: compute buffer buf, write the tile in the VGPRs to buffer 1-buf, compute it
+        m.add(LabelDef(no_load[buf].name), _mac_steps(p, buf), writes(1 - buf), visible(), _mac_steps(p, 1 - buf),
               ctx.inst("s_branch", end))
     m.add(LabelDef(last.name), _mac_steps(p, 0), LabelDef(end.name))
     return m
@@ -446,7 +449,6 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
         body.add(stagger_mod)
     body.add(_tail_position(parts, chunks, counter))
     if g.prefetch_global_read_depth == 2:
-        parts.a2, parts.b2 = global_read.second_set(ctx, a), global_read.second_set(ctx, b)
         loop = _loop_prefetch2
     else:
         loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
