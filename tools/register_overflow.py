@@ -4,9 +4,11 @@ each would use. Code generation only (writer.build.build_kernel, no assembler): 
 
     PYTHONPATH=$PWD .venv/bin/python tools/register_overflow.py [--every N] [--files PATTERN] [--list]
         [LOGIC_ROOT] [arcturus aldebaran aquavanjaram942]
+    PYTHONPATH=$PWD .venv/bin/python tools/register_overflow.py --explain LOGIC.yaml INDEX [--kind v|a|s]
 
 --every N writes every Nth accepted solution of each file (default 1: all); --files keeps files whose name
-contains PATTERN; --list prints each overflowing solution's name and counts. LOGIC_ROOT defaults to
+contains PATTERN; --list prints each overflowing solution's name and counts; --explain LOGIC.yaml INDEX [--kind v|a|s] writes one
+solution with unlimited registers and prints the registers live at its peak, grouped by name. LOGIC_ROOT defaults to
 ../shared/data/logic/rocblas-asm_full. Other build failures are counted apart, with their first words."""
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from tensile_asm.errors import UserError
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.logic import find_logic_files, read_logic_file
+from tensile_asm.source import build as source_build
 from tensile_asm.writer import build
 
 SCHEDULES = {"arcturus": "gfx908", "aldebaran": "gfx90a", "aquavanjaram942": "gfx942"}
@@ -31,7 +34,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--files", default="")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--explain", nargs=2, metavar=("LOGIC.yaml", "INDEX"))
+    ap.add_argument("--kind", default="v", choices=("v", "a", "s"))
     ns = ap.parse_args(argv)
+    if ns.explain:
+        return explain(Path(ns.explain[0]), int(ns.explain[1]), ns.kind)
     root = Path(__file__).resolve().parents[1].parent / "shared/data/logic/rocblas-asm_full"
     scheds = []
     for a in ns.args:
@@ -50,7 +57,7 @@ def main(argv: list[str]) -> int:
             fname = path.name
             accepted = [e for e in read_logic_file(path).entries
                         if e.solution is not None and not e.error and not e.solution.rejection
-                        and build.supports(e.solution, arch) is None]
+                        and not source_build.is_source(e.solution) and build.supports(e.solution, arch) is None]
             written = over = other = 0
             worst = collections.Counter()
             for it in accepted[::ns.every]:
@@ -77,6 +84,54 @@ def main(argv: list[str]) -> int:
                   + (f" ({kinds})" if kinds else "") + (f", other {other}" if other else ""), flush=True)
     print(f"total: accepted {total['accepted']}, written {total['written']}, register overflow {total['over']}, "
           f"other failures {total['other']}")
+    return 0
+
+
+def explain(path: Path, index: int, kind: str) -> int:
+    """Write one solution with unlimited registers and print the registers of ``kind`` live where most are:
+    the register-name groups (digits as N) with their sizes, largest first."""
+    from tensile_asm.isa import allocation
+    from tensile_asm.isa.module import LabelDef
+    from tensile_asm.writer import kernel as kernel_module
+
+    arch = load_arch(next(a for sched, a in SCHEDULES.items() if path.name.startswith(sched)))
+    entry = next(e for e in read_logic_file(path).entries if e.index == index)
+    seen = {}
+
+    def unlimited(module, limits, what="kernel"):
+        items = list(module.flatten())
+        intervals, loops = allocation._intervals(items)
+        for iv in intervals.values():
+            if iv.vreg.fixed is not None:
+                iv.start = 0
+        allocation._extend_for_loops(intervals, loops)
+        seen.update(items=items, intervals=intervals)
+        return allocation.allocate(module, {k: 1 << 16 for k in limits}, what)
+
+    kernel_module.allocate = unlimited
+    k = build.build_kernel(entry.solution, arch, f"{path.name}#{index}")
+    r = k.resources
+    print(f"{path.name}#{index} {_brief(entry.solution)}: VGPR {r.vgprs} AGPR {r.agprs} SGPR {r.sgprs}")
+    delta = collections.Counter()
+    for iv in seen["intervals"].values():
+        if iv.vreg.kind == kind:
+            delta[iv.start] += iv.vreg.count
+            delta[iv.end + 1] -= iv.vreg.count
+    live = peak = at = 0
+    for pos in sorted(delta):
+        live += delta[pos]
+        if live > peak:
+            peak, at = live, pos
+    label = next((it.name for it in reversed(seen["items"][:at + 1]) if isinstance(it, LabelDef)), "entry")
+    print(f"peak: {peak} {kind.upper()}GPRs live at instruction {at} (after label {label})")
+    groups, counts = collections.Counter(), collections.Counter()
+    for iv in seen["intervals"].values():
+        if iv.vreg.kind == kind and iv.start <= at <= iv.end:
+            name = re.sub(r"\d+", "N", iv.vreg.name)
+            groups[name] += iv.vreg.count
+            counts[name] += 1
+    for name, n in groups.most_common():
+        print(f"  {n:4d} in {counts[name]:3d} x {name}")
     return 0
 
 
