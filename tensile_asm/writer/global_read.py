@@ -81,6 +81,10 @@ class OperandTile:
     # per load: an SGPR added to its offset by the buffer load (``sgpr_offsets``), or 0
     soffsets: list | None = None
 
+    # VGPR with SGPR offsets where the loads further across run along the free dimension (K the unit-stride one):
+    # the free size minus the row of the lane's first load (``row_gate``)
+    rows_left: VReg | None = None
+
     def soffset(self, load: int):
         return self.soffsets[load] if self.soffsets else 0
 
@@ -118,6 +122,7 @@ def make_operand(ctx: KernelContext, name: str) -> OperandTile:
         offsets=[offsets[i % nlc] for i in range(n)] if shared else [ctx.vgpr(f"GlobalReadOffset{name}{i}")
                                                                       for i in range(n)],
         soffsets=[soffsets[i // nlc] for i in range(n)] if shared else None,
+        rows_left=ctx.vgpr(f"RowsLeft{name}") if shared and not (g.tlu_a if name == "A" else g.tlu_b) else None,
         lds_addresses=_lds_write_registers(ctx, name, anchors),
         lds_offsets=[off for _, off in anchors],
         data=data,
@@ -175,21 +180,38 @@ def _lds_write_registers(ctx: KernelContext, name: str, anchors) -> list:
 
 
 def sgpr_offsets(g, name: str) -> bool:
-    """The loads of ``name`` further along K share the first ones' offset VGPRs and add an SGPR (Tensile's
-    _UseSgprForGRO): operands whose tile dimension is the unit-stride one, where load (p, c) is p x LSP steps of
-    K past load (0, c) in every lane, p x LSP x stride bytes, which the buffer load adds as its soffset. The
-    soffset is outside the buffer's range check, so every vector reaching past the free size must be out of range
-    by its own offset (bit 31, set at setup for the NumLoadsCoalesced offsets): the 8- and 16-bit vectors along
-    the free dimension are so marked already; others are marked when no vector is partly past the size
-    (GlobalReadVectorWidth 1 or GuaranteeNoPartial), otherwise each load keeps its own VGPR. Where Tensile does
-    (``_UseSgprForGRO``: UseSgprForGRO, or with -1 at most 35 loads of both operands; buffer loads only).
-    Tensile also shares the offsets of the other operands (K the unit-stride dimension), whose loads past the free
-    size then read beyond the matrix (benchmark/verify.py LIBRARY_GUARD_BYTES); this writer keeps their VGPRs."""
-    tlu = g.tlu_a if name == "A" else g.tlu_b
-    if not (g.derived.use_sgpr_for_gro and g.buffer_load and tlu and g.num_loads(name) > g.num_loads_coalesced(name)
-            and not g.direct_to_lds(name)):   # DirectToLds loads (direct_to_lds.load) take no soffset
+    """The loads of ``name`` further across (load (p, c), p > 0) share load (0, c)'s offset VGPR and add
+    p x LSP x stride bytes in an SGPR, which the buffer load adds as its soffset (Tensile's _UseSgprForGRO).
+
+    The soffset is outside the buffer's range check, so no load may reach past the matrix by it: where the loads
+    further across step along K (the tile dimension is the unit-stride one), every vector reaching past the free
+    size is out of range by its own offset (bit 31, set at setup): the 8- and 16-bit vectors along the free
+    dimension are so marked already; others are marked when no vector is partly past the size
+    (GlobalReadVectorWidth 1 or GuaranteeNoPartial), otherwise each load keeps its own VGPR. Where they step along
+    the free dimension (K the unit-stride one), each such load compares the lane's rows left with its distance
+    and, past the size, loads from the out-of-range offset instead (``row_gate``: two VALU instructions a load).
+    Tensile shares the offsets without these guards (its loads past the free size read beyond the matrix:
+    benchmark/verify.py LIBRARY_GUARD_BYTES). Used where Tensile does (``_UseSgprForGRO``: UseSgprForGRO, or with
+    -1 at most 35 loads of both operands; buffer loads only), not with DirectToLds (its loads take no soffset)."""
+    if not (g.derived.use_sgpr_for_gro and g.buffer_load and g.num_loads(name) > g.num_loads_coalesced(name)
+            and not g.direct_to_lds(name)):
         return False
+    if not (g.tlu_a if name == "A" else g.tlu_b):
+        return True
     return straddling_vectors(g, name) or g.glvw(name) == 1 or g.guarantee_no_partial(name)
+
+
+def row_gate(ctx: KernelContext, op: "OperandTile", load: int, offset) -> tuple[Module, object]:
+    """(code, the offset to load with): for a load further across the free dimension sharing its offset VGPR
+    (``sgpr_offsets``), the out-of-range offset in lanes whose row for this load is past the free size."""
+    p = load // ctx.geometry.num_loads_coalesced(op.name)
+    if op.rows_left is None or p == 0:
+        return Module("row in range by its offset"), offset
+    gated = ctx.vgpr(f"RowGated{op.name}")
+    distance = p * ctx.geometry.load_spacing(op.name)[1]
+    return Module(f"{op.name} load {load}: row inside the free size?").add(
+        ctx.inst("v_cmp_lt_i32", VCC, distance, op.rows_left, comment=f"{distance} rows further still inside"),
+        ctx.inst("v_cndmask_b32", gated, ctx.oob_offset, offset, VCC)), gated
 
 
 def straddling_vectors(g, name: str) -> bool:
@@ -318,7 +340,12 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         first_of_offset = all(op.offsets[i] is not r for r in op.offsets[:i])
         if first_of_offset:
             m.add(ctx.inst("v_lshlrev_b32", op.offsets[i], shift, tmp))
-        if first_of_offset and (straddling_vectors(g, op.name) or shared):
+        if first_of_offset and op.rows_left is not None:   # rows past the size: out of range by the offset
+            m.add(ctx.inst("v_sub_u32", op.rows_left, arg(op.free_size_arg), row, comment="rows left"),
+                  ctx.inst("v_cmp_gt_i32", VCC, 1, op.rows_left, comment="this row past the free size"),
+                  ctx.inst("v_or_b32", tmp, EDGE_BIT, op.offsets[i]),
+                  ctx.inst("v_cndmask_b32", op.offsets[i], op.offsets[i], tmp, VCC))
+        elif first_of_offset and (straddling_vectors(g, op.name) or shared):
             m.add(_mark_edge_vector(ctx, op, i, row, arg(op.free_size_arg)))
         if op.write_masks[i] is not None:
             m.add(_in_tile_mask(ctx, op, i, tile_index, k_index))
@@ -440,7 +467,8 @@ def loads(ctx: KernelContext, op: OperandTile, offsets=None, buffer: int = 0) ->
         return m.add(*(direct_to_lds.load(ctx, op, i, offset, buffer)
                        for i, offset in enumerate(offsets or op.offsets)))
     for i, (data, offset) in enumerate(zip(op.data, offsets or op.offsets)):
-        m.add(load(ctx, op, op.glvw * ctx.geometry.in_bpe, data, offset, op.soffset(i)))
+        gate, offset = row_gate(ctx, op, i, offset)
+        m.add(gate, load(ctx, op, op.glvw * ctx.geometry.in_bpe, data, offset, op.soffset(i)))
     if op.edge_flag is not None:
         m.add(edge_loads(ctx, op, offsets))
     return m
@@ -510,6 +538,8 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
             continue
         n = tail_elements_per_load(g, op)
         halves = []
+        gate, offset = row_gate(ctx, op, i, offset)
+        m.add(gate)
         for j in range(0, op.glvw, n):
             k_j, g_off = ctx.vgpr(f"GuardK{op.name}"), ctx.vgpr(f"GuardedOffset{op.name}{j}")
             m.add(ctx.inst("v_add_u32", k_j, j + n - 1, k_index) if j + n - 1 else ctx.inst("v_mov_b32", k_j, k_index),
@@ -520,10 +550,10 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
             if n * bpe < 4:     # pieces of a register are loaded one by one, then joined
                 halves.append((j * bpe, g_off, off))
             else:
-                m.add(ctx.inst(LOAD_BYTES[n * bpe], data.slice(j * bpe // 4, n * bpe // 4), g_off, op.srd, 0,
-                               mods=mods))
+                m.add(ctx.inst(LOAD_BYTES[n * bpe], data.slice(j * bpe // 4, n * bpe // 4), g_off, op.srd,
+                               op.soffset(i), mods=mods))
         if halves:
-            m.add(narrow_loads(ctx, op, data, halves, n * bpe))
+            m.add(narrow_loads(ctx, op, data, halves, n * bpe, op.soffset(i)))
     return m
 
 
