@@ -14,9 +14,12 @@ Two defaults per parameter:
       - LdsPadA/B and LdsBlockSizePerPadA/B 0: Tensile's -1 derives a non-zero pad (VectorWidth elements)
         for an operand whose unit-stride dimension is K; the writer's LdsPad support is new and owned by
         its author, who flips these defaults once LdsPad -1 is part of the randomized tests;
-      - ExpandPointerSwap False, OptNoLoadLoop 0, UseSgprForGRO 0: the writer has one loop copy, no
-        optimised no-load loop and keeps global-read offsets in VGPRs, so 0 describes the kernels it
-        builds (Tensile's values would be accepted and silently not honoured).
+      - ExpandPointerSwap False, OptNoLoadLoop 0: the writer has one loop copy and no optimised no-load
+        loop, so these describe the kernels it builds (Tensile's values would be accepted and silently not
+        honoured);
+      - UseSgprForGRO 0: the writer honours _UseSgprForGRO (global-read offsets along the loads' second
+        dimension in SGPRs, writer/global_read.py sgpr_offsets) since this session; the default stays 0 until
+        Tensile's -1 is part of the randomized tests (it changes configs' derived keys and names).
 
 Abbreviations follow Tensile's rule (the name with its lower-case letters removed, digits kept:
 ``PrefetchGlobalRead`` -> ``PGR``, ``1LDSBuffer`` -> ``1LDSB``) with one exception: ``MACInstruction`` has
