@@ -20,7 +20,7 @@ bench/rocblas_logic_built_<schedule>.md.
    emulator, random A/B/C, D poisoned, NaN guards past A and B) at two sizes (``sizes_for``): a small one (1, or
    the smallest multiple its size-multiple predicates allow) with batch 2 where the file is batched and beta 0;
    one with primes past the macro tile and DepthU (rounded up to those multiples), beta 0.5 (0 without UseBeta).
-   UseInitialStrides solutions (SBIc/SBIIc files) get first strides as tools/initial_strides_verify.py chooses them.
+   UseInitialStrides solutions (SBIc/SBIIc files) get first strides as benchmark.sample.initial_strides chooses.
    Sizes the solution's predicates refuse (e.g. GlobalSplitUCheckMinK) are listed as skipped, not run. With
    ``--verify-budget`` no new kernel is started after that many seconds; the files left are listed as not verified.
 """
@@ -233,8 +233,8 @@ def verify_sample(files: dict[str, dict], per: int, seed: int, budget: float | N
             for size, beta in ((small, 0.0), (edge, 0.5 if pt.get("useBeta", True) else 0.0)):
                 first = ld = None
                 if pt.get("useInitialStridesAB") or pt.get("useInitialStridesCD"):
-                    from initial_strides_verify import strides_for     # first strides as its predicates allow
-                    first, ld = strides_for(entry, size)
+                    from tensile_asm.benchmark.sample import initial_strides   # as its predicates allow
+                    first, ld = initial_strides(entry, size)
                 try:
                     [r] = verify_library(folder, [size], alpha=-1.25, beta=beta, seed=seed, names={name},
                                          first_stride=first, ld=ld)
