@@ -13,6 +13,7 @@ from tensile_asm.gemm import GemmKernelContract, argument_layout
 from tensile_asm.gemm.helpers import BLOCK
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.master import solution_entry
+from tensile_asm.problem import HPA_TYPES, VALID_GEMM_TYPES
 from tensile_asm.solution import Solution
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tensile_asm"
@@ -99,6 +100,21 @@ def test_kernel_argument_layout_is_tensiles():
     double = argument_layout(batched=False, use_beta=True, compute_type="D")
     assert [(a.name, a.offset, a.size) for a in double if a.name in ("Alpha", "Beta")] == [("Alpha", 48, 8),
                                                                                           ("Beta", 56, 8)]
+
+
+@pytest.mark.parametrize("types", sorted(VALID_GEMM_TYPES), ids="".join)
+def test_library_entry_gives_the_solutions_compute_type(types):
+    """Tensile's library entry has no compute type; reading one back gives the solution's for every type
+    Tensile supports (fp8 inputs with H or 8-bit D accumulate in fp32: read as H before, alpha then half)."""
+    ab, dest, compute = types
+    pt = {"OperationType": "GEMM", "DataType": ab, "DestDataType": dest, "ComputeDataType": compute,
+          "TransposeA": False, "TransposeB": True, "Batched": True,
+          "HighPrecisionAccumulate": types in HPA_TYPES}
+    sol = Solution.from_dict({"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [4, 4], "DepthU": 16,
+                              **PLAIN}, where="test")
+    ours = GemmKernelContract.from_solution(sol, "k")
+    read = GemmKernelContract.from_library_entry(solution_entry(sol, "k", 0, 0))
+    assert (read.data_type, read.dest_type, read.compute_type) == (ours.data_type, ours.dest_type, compute)
 
 
 def test_bad_library_entries_are_one_sentence():

@@ -24,7 +24,7 @@ from tensile_asm.gemm import helpers
 from tensile_asm.gemm.arguments import (Argument, argument_layout, argument_values, pack_arguments,
                                         persistent_values, stagger_u_iterations)
 from tensile_asm.gemm.helpers import Workspace
-from tensile_asm.problem import HYBRID_TYPES, ProblemType, data_type
+from tensile_asm.problem import HPA_TYPES, HYBRID_TYPES, ProblemType, data_type
 from tensile_asm.solution.layout import writer_lds_element_bytes
 
 SINGLE_BUFFER, MULTIPLE_BUFFER = "SingleBuffer", "MultipleBuffer"
@@ -125,8 +125,10 @@ class GemmKernelContract:
             pt, sm = entry["problemType"], entry["sizeMapping"]
             a, b, dest = (data_type(pt[k]).char for k in ("aType", "bType", "dType"))
             a = next((h for h, halves in HYBRID_TYPES.items() if halves == (a, b)), a)  # F8 A, B8 B: F8B8
-            # Tensile's library has no compute type: high-precision accumulation of 16-bit inputs is fp32
-            compute = "S" if pt["highPrecisionAccumulate"] and a in ("H", "B") else dest
+            # Tensile's library has no compute type: with high-precision accumulation it is the one Tensile
+            # pairs with these A/B and D types (fp32 for 16-bit and 8-bit float inputs, int32 for int8)
+            hpa = [c for ab, d, c in HPA_TYPES if (ab, d) == (a, dest)] if pt["highPrecisionAccumulate"] else []
+            compute = hpa[0] if hpa else dest
             ta, tb, batched, conj_a, conj_b = _transposes(pt["operationIdentifier"], name)
             wg, mt = sm["workGroup"], sm["macroTile"]
             gsu = int(sm["globalSplitU"])
