@@ -187,7 +187,8 @@ def read_file_results(out: Path, schedule: str, files: list[str]) -> dict[str, d
                 if e["built"]:
                     f["built"].append(e["name"])
                 else:
-                    f["reasons"][re.sub(r"\d+", "N", e["reason"] or "?")[:160]] += 1
+                    why = re.sub(r"^kernel \S+: ", "", e["reason"] or "?")   # grouped by cause, not kernel
+                    f["reasons"][re.sub(r"\d+", "N", why)[:160]] += 1
         res[file] = f
     return res
 
