@@ -81,6 +81,7 @@ FEATURES = {
     "initial-strides": lambda s, a: s.problem_type.use_initial_strides_ab or s.problem_type.use_initial_strides_cd,
     "mfma": lambda s, a: s.derived.is_mfma,
     "valu": lambda s, a: not s.derived.is_mfma,
+    "dtv": lambda s, a: bool(s.params.get("DirectToVgprA") or s.params.get("DirectToVgprB")),   # DirectToVgprA/B
 }
 
 

@@ -105,6 +105,8 @@ class VRegRef:
             raise ValueError(f"{self}: slice {offset}+{count} out of range")
         return VRegRef(self.vreg, self.offset + offset, count)
 
+    slice = sub     # as VReg.slice: a slice of a slice is a slice of the register
+
     def resolve(self, assignment: Mapping[VReg, int]) -> Reg:
         return Reg(self.vreg.kind, assignment[self.vreg] + self.offset, self.count)
 

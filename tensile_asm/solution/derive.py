@@ -104,6 +104,7 @@ class Derived:
     store_remap: int = 0  # MFMA StoreRemapVectorWidth (0: none): C goes to D through LDS in vectors of this width
     source_swap: bool = False  # MFMA SourceSwap: B is the MFMA's first operand, so lanes hold rows of C
     mi_arch_vgpr: bool = False  # MFMA MIArchVgpr: the accumulators are arch VGPRs, not AGPRs
+    direct_to_vgpr: tuple[bool, bool] = (False, False)  # DirectToVgprA, B: global reads straight into MFMA operands
 
     @property
     def lds_layout(self) -> LdsLayout:
@@ -289,7 +290,8 @@ class _Deriver(LayoutMixin):
                  MIRegPerOut=2 if self.pt.data_type.char in ("D", "Z") else 1, MIOutputVectorWidth=out_vw)
         self.out.update(matrix_instruction=(m, n, kk, b), mi_wave_group=tuple(wave_group), mi_blocks=(bm, bn),
                         mi_wave_tile=tuple(wave_tile), source_swap=bool(p["SourceSwap"]),
-                        mi_arch_vgpr=bool(p["MIArchVgpr"]))
+                        mi_arch_vgpr=bool(p["MIArchVgpr"]),
+                        direct_to_vgpr=(bool(p["DirectToVgprA"]), bool(p["DirectToVgprB"])))
 
     # ---- vector widths and flags
     def _vector_widths(self, bpe: int) -> None:

@@ -36,8 +36,6 @@ FEATURE_LIMITS = (
     ("GlobalSplitUWorkGroupMappingRoundRobin", {0}, "GlobalSplitUWorkGroupMappingRoundRobin is not implemented"),
     ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
     ("StreamK", {0}, "StreamK is not implemented"),
-    ("DirectToVgprA", {0}, "DirectToVgpr is not implemented"),
-    ("DirectToVgprB", {0}, "DirectToVgpr is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
     ("ThreadSeparateGlobalReadA", {0}, "ThreadSeparateGlobalRead is not implemented"),
@@ -176,6 +174,9 @@ def supports(solution, arch: Arch) -> str | None:
         reason = mfma_reason(g, params, arch)
         if reason:
             return reason
+    elif params.get("DirectToVgprA") or params.get("DirectToVgprB"):
+        # Tensile rejects it too (isDirectToVgprDoable)
+        return "DirectToVgpr without MatrixInstruction is not supported (Tensile rejects it); use DirectToVgpr false"
     for name, accepted, why in FEATURE_LIMITS:
         if name in params and _value(params[name]) not in accepted:
             return f"{name}={params[name]}: {why}"

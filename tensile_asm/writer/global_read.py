@@ -33,6 +33,7 @@ from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import EXEC, VCC, VReg
 from tensile_asm.writer import direct_to_lds
 from tensile_asm.writer.context import KernelContext
+from tensile_asm.writer.direct_to_vgpr import dtv
 from tensile_asm.writer.divide import divmod_const
 from tensile_asm.writer.batch_address import batch_base
 from tensile_asm.writer.lds_address import element_address, vector_offsets
@@ -85,6 +86,8 @@ class OperandTile:
     # the free size minus the row of the lane's first load (``row_gate``)
     rows_left: VReg | None = None
 
+    dtv_set: VReg | None = None     # DirectToVgpr: the MFMA operand set the loads fill (direct_to_vgpr.py)
+
     def soffset(self, load: int):
         return self.soffsets[load] if self.soffsets else 0
 
@@ -100,6 +103,8 @@ class OperandTile:
 
 def make_operand(ctx: KernelContext, name: str) -> OperandTile:
     g = ctx.geometry
+    if dtv(g, name):
+        return _dtv_operand(ctx, name, 0)
     n, glvw = g.num_loads(name), g.glvw(name)
     load_regs = max(1, glvw * g.in_bpe // 4)
     data = [ctx.vgpr(f"G2L{name}{i}", load_regs) for i in range(n)]
@@ -227,6 +232,28 @@ def partial_vectors(g, name: str) -> bool:
     return straddling_vectors(g, name) and not g.guarantee_no_partial(name)
 
 
+def _dtv_operand(ctx: KernelContext, name: str, index: int) -> OperandTile:
+    """A DirectToVgpr operand (writer/direct_to_vgpr.py): its loads fill register set ``index`` of the MFMA
+    operand; no LDS address, no widening, no partial vectors (4- to 16-byte elements)."""
+    from tensile_asm.writer import direct_to_vgpr, mfma
+    g, p = ctx.geometry, mfma.plan(ctx)
+    n = direct_to_vgpr.num_loads(g, p)
+    values = direct_to_vgpr.operand_set(ctx, p, index)
+    data = direct_to_vgpr.load_registers(ctx, p, values)
+    return OperandTile(
+        name=name, macro_tile=g.mt0 if name == "A" else g.mt1, tlu=g.tlu_a if name == "A" else g.tlu_b,
+        glvw=g.glvw(name), free_size_arg="SizesFree0" if name == "A" else "SizesFree1",
+        srd=ctx.sgpr(f"Srd{name}", 4), chunk_bytes=ctx.sgpr(f"DepthUBytes{name}"),
+        increment=ctx.sgpr(f"GlobalReadInc{name}"), offsets=[ctx.vgpr(f"GlobalReadOffset{name}{i}") for i in range(n)],
+        lds_addresses=[], data=data, lds_data=data, write_masks=[None] * n, dtv_set=values)
+
+
+def dtv_second_set(ctx: KernelContext, op: OperandTile) -> OperandTile:
+    """A DirectToVgpr operand's second register set (the next tile's MFMA operands): same descriptor and offsets."""
+    other = _dtv_operand(ctx, op.name, 1)
+    return replace(op, data=other.data, lds_data=other.data, dtv_set=other.dtv_set)
+
+
 def load_bounds(g, name: str, load: int) -> tuple[int | None, int | None]:
     """(perpendicular, coalesced) bounds below which load ``load``'s vectors lie in the tile, where some
     lane's vector does not (None: every lane's does). FractionalLoad (Tensile): LSC x LSP need not divide
@@ -253,6 +280,9 @@ def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, 
     w x LSP x NumLoadsPerpendicular further across, so each wave fills a contiguous block of the tile.
     """
     g = ctx.geometry
+    if dtv(g, op.name):
+        from tensile_asm.writer import direct_to_vgpr, mfma
+        return direct_to_vgpr.tile_coordinates(ctx, mfma.plan(ctx), regs.serial, load, op.name)
     m = Module(f"{op.name} load {load}: tile coordinates")
     lsc, lsp = g.load_spacing(op.name)
     nlc = g.num_loads_coalesced(op.name)
@@ -349,6 +379,8 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
             m.add(_mark_edge_vector(ctx, op, i, row, arg(op.free_size_arg)))
         if op.write_masks[i] is not None:
             m.add(_in_tile_mask(ctx, op, i, tile_index, k_index))
+        if dtv(g, op.name):     # DirectToVgpr: no LDS tile
+            continue
         # element (t, k) of the LDS tile (K-major or unroll-major, pads: writer/lds_address.py), once per address
         # register (the loads sharing it write at an instruction offset from it)
         if all(op.lds_addresses[i] is not r for r in op.lds_addresses[:i]):

@@ -23,8 +23,8 @@ from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.hazards import insert_wait_states
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.waitcnt_pass import insert_waitcnt
-from tensile_asm.writer import (global_read, local_memory, mac, mfma, mfma_local_read, mfma_store, signature, split_u,
-                                stagger, store)
+from tensile_asm.writer import (direct_to_vgpr, global_read, local_memory, mac, mfma, mfma_local_read, mfma_store,
+                                signature, split_u, stagger, store)
 from tensile_asm.gemm.arguments import Argument, argument_layout
 from tensile_asm.writer.batch_address import load_batch_pointers
 from tensile_asm.writer.context import Geometry, KernelContext
@@ -78,25 +78,35 @@ class _Math:
     accumulators: Callable   # (ctx) -> VReg
     zero: Callable       # (ctx, acc) -> Module
     columns: Callable | None  # for store.store_tile (None: the VALU thread tile)
+    dtv_sets: dict | None = None   # DirectToVgprA: LDS buffer index -> the A register set (direct_to_vgpr.py)
 
 
 def _valu_math() -> _Math:
-    return _Math(local_memory.local_read_setup, local_memory.local_reads, mac.mac_step, mac.accumulators,
-                 mac.zero_accumulators, None)
+    return _Math(local_memory.local_read_setup, local_memory.local_reads,
+                 lambda ctx, acc, state, regset=0, step=0, buffer=0: mac.mac_step(ctx, acc, state, regset),
+                 mac.accumulators, mac.zero_accumulators, None)
 
 
 def _mfma_math(ctx: KernelContext) -> _Math:
     p = mfma.plan(ctx)
+    dtv_sets: dict = {}
+
+    def values_a(state, regset, step, buffer):
+        if direct_to_vgpr.dtv(ctx.geometry, "A"):   # the global reads of this buffer's tile are the operand
+            return direct_to_vgpr.step_values(ctx, p, dtv_sets[buffer], step)
+        return state.values_a[regset]
+
     return _Math(
         lambda ctx, regs: mfma_local_read.local_read_setup(ctx, regs, p),
         lambda ctx, state, u, buffer=0, regset=0: mfma_local_read.local_reads(ctx, p, state, u, buffer, regset),
-        lambda ctx, acc, state, regset=0: mfma.mfma_step(ctx, p, acc, state.values_a[regset], state.values_b[regset],
-                                                         (mfma_local_read.widened(ctx.geometry, 0),
-                                                          mfma_local_read.widened(ctx.geometry, 1))),
+        lambda ctx, acc, state, regset=0, step=0, buffer=0: mfma.mfma_step(
+            ctx, p, acc, values_a(state, regset, step, buffer), state.values_b[regset],
+            (mfma_local_read.widened(ctx.geometry, 0), mfma_local_read.widened(ctx.geometry, 1))),
         lambda ctx: mfma.accumulators(ctx, p),
         mfma.zero_accumulators,
         lambda ctx, regs, acc: (split_u.mfma_columns if ctx.geometry.local_split_u > 1 else mfma_store.columns)(
-            ctx, regs, acc, p))
+            ctx, regs, acc, p),
+        dtv_sets)
 
 
 @dataclass
@@ -128,7 +138,7 @@ def _mac_steps(p: _Parts, buffer: int) -> Module:
     for u in range(steps):
         if u + ahead < steps:
             m.add(p.math.reads(ctx, p.lr, u + ahead, buffer, regset=(u + ahead) % sets))
-        m.add(p.math.step(ctx, p.acc, p.lr, regset=u % sets))
+        m.add(p.math.step(ctx, p.acc, p.lr, regset=u % sets, step=u, buffer=buffer))
     return m
 
 
@@ -148,10 +158,25 @@ def _advance(p: _Parts) -> Module:
     return Module("advance descriptors").add(global_read.advance(p.ctx, p.a), global_read.advance(p.ctx, p.b))
 
 
+def _advance_split(p: _Parts, later: list) -> tuple[Module, Module]:
+    """The advance along K, the moves of the operands ``later`` apart (issued after those operands' loads)."""
+    if p.stagger is not None:
+        return stagger.advance_split(p.ctx, [p.a, p.b], p.stagger, later)
+    late = {op.name for op in later}
+    return (Module("advance descriptors").add([global_read.advance(p.ctx, op) for op in (p.a, p.b)
+                                               if op.name not in late]),
+            Module("advance descriptors").add([global_read.advance(p.ctx, op) for op in (p.a, p.b) if op.name in late]))
+
+
+def _lds_operands(p: _Parts, a, b) -> list:
+    """The operands (of a load set) that go through LDS: not the DirectToVgpr ones."""
+    return [op for op in (a, b) if direct_to_vgpr.through_lds(p.ctx.geometry, op.name)]
+
+
 def _write_tile(p: _Parts, buffer: int) -> Module:
+    ops = _lds_operands(p, p.a, p.b)
     return Module("global reads to LDS").add(
-        global_read.widen(p.ctx, p.a), global_read.widen(p.ctx, p.b),
-        local_memory.local_writes(p.ctx, p.a, buffer), local_memory.local_writes(p.ctx, p.b, buffer),
+        [global_read.widen(p.ctx, op) for op in ops], [local_memory.local_writes(p.ctx, op, buffer) for op in ops],
         p.ctx.inst("s_barrier", comment="tile visible to all waves (the pass waits for the local writes)"))
 
 
@@ -191,7 +216,9 @@ def _loop_prefetch(p: _Parts, counter, k_size) -> Module:
           LabelDef(begin.name))
     one_buffer = ctx.geometry.one_lds_buffer
     for buf in (0, 1):
-        m.add(_scheduled(p, [global_read.loads(ctx, p.a, buffer=1 - buf), global_read.loads(ctx, p.b, buffer=1 - buf),
+        # DirectToVgprA: the next tile's A goes to the register set of the other buffer index
+        a = p.a2 if direct_to_vgpr.dtv(ctx.geometry, "A") and buf == 0 else p.a
+        m.add(_scheduled(p, [global_read.loads(ctx, a, buffer=1 - buf), global_read.loads(ctx, p.b, buffer=1 - buf),
                              _advance(p)],
                          [_mac_steps(p, buf)],
                          [ctx.inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
@@ -220,18 +247,31 @@ def _loop_prefetch2(p: _Parts, counter, k_size) -> Module:
     no_load = [ctx.label("NoLoadBuffer0"), ctx.label("NoLoadBuffer1")]
     one_buffer = ctx.geometry.one_lds_buffer
 
-    def loads():
-        return [global_read.loads(ctx, p.a), global_read.loads(ctx, p.b), _advance(p)]
+    direct = direct_to_vgpr.dtv(ctx.geometry, "A")
+    a_sets = [p.a, p.a2] if direct else [p.a]
+
+    def loads(s=0):
+        """The next tile's loads (DirectToVgprA: A into its register set ``s``)."""
+        return [global_read.loads(ctx, a_sets[s]), global_read.loads(ctx, p.b), _advance(p)]
 
     def writes(buf):
+        ops = _lds_operands(p, p.a, p.b)
         return Module(f"global reads to LDS buffer {buf}").add(
             ctx.inst("s_barrier", comment="1LDSBuffer: all waves done reading before it is overwritten")
             if one_buffer else None,
-            global_read.widen(ctx, p.a), global_read.widen(ctx, p.b),
-            local_memory.local_writes(ctx, p.a, buf), local_memory.local_writes(ctx, p.b, buf))
+            [global_read.widen(ctx, op) for op in ops], [local_memory.local_writes(ctx, op, buf) for op in ops])
 
     def visible():
         return ctx.inst("s_barrier", comment="tile visible to all waves (the pass waits for the local writes)")
+
+    def direct_iteration(buf):
+        """DirectToVgprA: A's register set buf holds tile i's MFMA operands; tile i+2 refills it after them."""
+        early_move, late_move = _advance_split(p, [p.a])
+        b_loads = [global_read.loads(ctx, p.b), early_move]
+        a_loads = [global_read.loads(ctx, a_sets[buf]), late_move]
+        if one_buffer:
+            return _scheduled(p, [], [_mac_steps(p, buf)], [writes(1 - buf), b_loads, visible(), a_loads])
+        return _scheduled(p, [writes(1 - buf), b_loads], [_mac_steps(p, buf)], [visible(), a_loads])
 
     def count_down(target):
         return [ctx.inst("s_sub_u32", counter, counter, 1),
@@ -243,12 +283,14 @@ def _loop_prefetch2(p: _Parts, counter, k_size) -> Module:
           ctx.inst("s_cbranch_scc1", end),
           loads(), writes(0), visible(),
           count_down(last),
-          loads(),
+          loads(1 if direct else 0),
           count_down(no_load[0]),
           LabelDef(begin.name))
     for buf in (0, 1):
         # LDS buffer buf holds tile i, the load VGPRs tile i+1: to LDS buffer 1-buf, then tile i+2 into them
-        if one_buffer:
+        if direct:
+            m.add(direct_iteration(buf))
+        elif one_buffer:
             m.add(_scheduled(p, [], [_mac_steps(p, buf)], [writes(1 - buf), loads(), visible()]))
         else:
             m.add(_scheduled(p, [writes(1 - buf), loads()], [_mac_steps(p, buf)], [visible()]))
@@ -452,6 +494,10 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
         loop = _loop_prefetch2
     else:
         loop = _loop_prefetch if g.prefetch_global_read else _loop_single_buffer
+    if g.prefetch_global_read and direct_to_vgpr.dtv(g, "A"):   # DirectToVgprA: the next tile's register set
+        parts.a2 = global_read.dtv_second_set(ctx, a)
+    if math.dtv_sets is not None and direct_to_vgpr.dtv(g, "A"):
+        math.dtv_sets.update({0: a.dtv_set, 1: (parts.a2 or a).dtv_set})
     body.add(loop(parts, counter, k_size), _tail(parts, k_size), store.store_tile(ctx, regs, acc, math.columns))
     if persistent is not None:
         body.add(ctx.inst("s_branch", persistent[0]), LabelDef(persistent[1].name))

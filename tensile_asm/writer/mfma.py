@@ -140,7 +140,9 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
     from tensile_asm.writer.mfma_local_read import read_pattern
     p = MfmaPlan(_shape(g, arch), tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b),
                  tuple(g.mi_blocks), g.source_swap)
-    return lds_reason(g, lambda op: read_pattern(g, p, 0 if op == "A" else 1)) or _narrow_alignment_reason(g, p)
+    from tensile_asm.writer.direct_to_vgpr import dtv_reason
+    return (dtv_reason(g, p, params) or lds_reason(g, lambda op: read_pattern(g, p, 0 if op == "A" else 1))
+            or _narrow_alignment_reason(g, p))
 
 
 def _narrow_alignment_reason(g: Geometry, p: MfmaPlan) -> str | None:

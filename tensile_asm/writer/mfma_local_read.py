@@ -101,8 +101,38 @@ def read_pattern(g, p: MfmaPlan, dim: int) -> tuple[list[int], list[int]]:
     return sorted(bases), sorted(offsets)
 
 
-def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> tuple[Module, MfmaReadState]:
+def lane_tile_k(ctx: KernelContext, p: MfmaPlan, dim: int, lane: VReg, wave: VReg, t_index: VReg, k_index: VReg,
+                tmp: VReg, blk: VReg) -> list:
+    """The instructions t_index, k_index = (tile index, K value) of the first element lane ``lane`` of wave
+    ``wave`` reads of its operand along ``dim`` in K-step 0 (``lane_coordinates`` in registers; LocalSplitU: the
+    group's first step). A list, not a Module: it adds no comment line to the kernels that use it."""
     g, s = ctx.geometry, p.shape
+    wg0 = p.wave_group[0]
+    rows, vw = (s.m if dim == 0 else s.n), p.vector_width[dim]
+    blocks, divisor = p.blocks[dim], p.block_divisor(dim)
+    m = Module("lane coordinates")
+    # wave position along this operand's dimension, times the rows of one output
+    if dim == 0:
+        m.add(ctx.inst("v_and_b32", tmp, wg0 - 1, wave))
+    else:
+        m.add(ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
+              ctx.inst("v_and_b32", tmp, p.wave_group[1] - 1, tmp))
+    m.add(ctx.inst("v_mul_u32_u24", t_index, p.wave_stride(dim), tmp, comment="wave offset along the tile"),
+          ctx.inst("v_and_b32", tmp, rows - 1, lane))
+    if blocks > 1:   # + M * the lane's block along this dimension
+        m.add(ctx.inst("v_lshrrev_b32", blk, divisor.bit_length() - 1, lane),
+              ctx.inst("v_and_b32", blk, blocks - 1, blk),
+              ctx.inst("v_lshl_add_u32", tmp, blk, rows.bit_length() - 1, tmp, comment="+ M * block"))
+    m.add(ctx.inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, tmp) if vw > 1 else None,
+          ctx.inst("v_add_u32", t_index, t_index, tmp, comment="+ (lane % M) * VW: the output row"),
+          ctx.inst("v_lshrrev_b32", tmp, (rows * s.blocks).bit_length() - 1, lane),
+          ctx.inst("v_mul_u32_u24", k_index, s.values_per_lane, tmp, comment="lane / (M*B): its K values"),
+          _split_group_k(ctx, p, wave, k_index, tmp) if g.local_split_u > 1 else None)
+    return m.items
+
+
+def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> tuple[Module, MfmaReadState]:
+    g = ctx.geometry
     wave_shift = ctx.arch.wavefront_size.bit_length() - 1
     per_a, per_b = read_registers(g, p, 0), read_registers(g, p, 1)
     align_a = ctx.arch.vgpr["tuple_alignment"] if per_a > 1 else 1
@@ -116,28 +146,11 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> t
     m = Module("MFMA local read addresses")
     m.add(ctx.inst("v_and_b32", lane, ctx.arch.wavefront_size - 1, regs.serial),
           ctx.inst("v_lshrrev_b32", wave, wave_shift, regs.serial))
-    wg0 = p.wave_group[0]
     blk = ctx.vgpr("LraBlock")
     for dim, addr, extra in ((0, state.address_a, 0), (1, state.address_b, g.lds_offset_b)):
-        rows, vw = (s.m if dim == 0 else s.n), p.vector_width[dim]
-        blocks, divisor = p.blocks[dim], p.block_divisor(dim)
-        # wave position along this operand's dimension, times the rows of one output
-        if dim == 0:
-            m.add(ctx.inst("v_and_b32", tmp, wg0 - 1, wave))
-        else:
-            m.add(ctx.inst("v_lshrrev_b32", tmp, wg0.bit_length() - 1, wave),
-                  ctx.inst("v_and_b32", tmp, p.wave_group[1] - 1, tmp))
-        m.add(ctx.inst("v_mul_u32_u24", t_index, p.wave_stride(dim), tmp, comment="wave offset along the tile"),
-              ctx.inst("v_and_b32", tmp, rows - 1, lane))
-        if blocks > 1:   # + M * the lane's block along this dimension
-            m.add(ctx.inst("v_lshrrev_b32", blk, divisor.bit_length() - 1, lane),
-                  ctx.inst("v_and_b32", blk, blocks - 1, blk),
-                  ctx.inst("v_lshl_add_u32", tmp, blk, rows.bit_length() - 1, tmp, comment="+ M * block"))
-        m.add(ctx.inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, tmp) if vw > 1 else None,
-              ctx.inst("v_add_u32", t_index, t_index, tmp, comment="+ (lane % M) * VW: the output row"),
-              ctx.inst("v_lshrrev_b32", tmp, (rows * s.blocks).bit_length() - 1, lane),
-              ctx.inst("v_mul_u32_u24", k_index, s.values_per_lane, tmp, comment="lane / (M*B): its K values"),
-              _split_group_k(ctx, p, wave, k_index, tmp) if g.local_split_u > 1 else None,
+        if g.direct_to_vgpr[dim]:   # DirectToVgpr: no LDS tile; the global reads are the operand
+            continue
+        m.add(lane_tile_k(ctx, p, dim, lane, wave, t_index, k_index, tmp, blk),
               element_address(ctx, addr, g.lds_tile(_operand(dim)), t_index, k_index, g.lds_bpe, extra))
     return m, state
 
@@ -163,6 +176,8 @@ def local_reads(ctx: KernelContext, p: MfmaPlan, state: MfmaReadState, step: int
     m = Module(f"MFMA local reads, K-step {step}")
     for dim, values, addr in ((0, state.values_a[regset], state.address_a),
                               (1, state.values_b[regset], state.address_b)):
+        if g.direct_to_vgpr[dim]:   # DirectToVgpr: the global reads are the operand (direct_to_vgpr.py)
+            continue
         lay = g.lds_tile(_operand(dim))
         per_tile = read_registers(g, p, dim)
         if g.narrow_lds:    # one ds_read_u8/u16 per value (K-major), or the V values at once

@@ -79,12 +79,21 @@ def advance(ctx: KernelContext, ops: list[OperandTile], state: StaggerState) -> 
     """Advance every load's offset one iteration along K; at the end of the unrolled range, back to its start.
     Branch-free, as Tensile's (KernelWriterAssembly.globalReadIncrement: s_cselect of the increment): the
     countdown picks each operand's increment or its wrapping advance, then one add per offset."""
+    return advance_split(ctx, ops, state, ())[0]
+
+
+def advance_split(ctx: KernelContext, ops: list[OperandTile], state: StaggerState, later) -> tuple[Module, Module]:
+    """``advance``, with the moves of the operands ``later`` (DirectToVgpr operands loaded after the MFMAs,
+    kernel.py) in a second Module: their increments are picked with the others', the adds come after their loads."""
     m = Module("advance along K, StaggerU wrap")
     m.add(ctx.inst("s_sub_u32", state.until_wrap, state.until_wrap, 1),
           ctx.inst("s_cmp_eq_u32", state.until_wrap, 0, comment="the last unrolled step: wrap to the start"))
     incs = {op.name: ctx.sgpr(f"StaggerInc{op.name}") for op in ops}
     for op in ops:
         m.add(ctx.inst("s_cselect_b32", incs[op.name], state.wrap_bytes[op.name], op.increment))
+    late = {op.name for op in later}
     for op in ops:
-        m.add(move(ctx, op, incs[op.name]))
-    return m
+        if op.name not in late:
+            m.add(move(ctx, op, incs[op.name]))
+    return m, Module("advance along K, StaggerU wrap (after the loads)").add(
+        [move(ctx, op, incs[op.name]) for op in ops if op.name in late])
