@@ -7,7 +7,7 @@ Randomized differential test: MFMA parameter sets drawn from the shapes the writ
 144, 160), DepthU, PrefetchGlobalRead 0/1/2,
 PrefetchLocalRead, 1LDSBuffer, VectorWidth, types, transposes, GlobalSplitU, LDS layouts: TransposeLDS,
 UnrollMajorLDSA/B, LdsPadA/B, LdsBlockSizePerPadA/B, StoreRemapVectorWidth,
-SourceSwap, MIArchVgpr, WaveSeparateGlobalReadA/B, LocalSplitU, InnerUnroll), architectures with matrix
+SourceSwap, MIArchVgpr, WaveSeparateGlobalReadA/B, LocalSplitU, InnerUnroll, DirectToVgprA), architectures with matrix
 cores, edge sizes (1, primes, non-multiples of the macro tile, batch > 1) and scalars (beta 0 included). CI runs ``CI_CASES`` cases
 with seed ``SEED`` (and ``INT8_CASES`` int8, ``COMPLEX_CASES`` each of C and Z with conjugates drawn); ``pytest --slow`` runs ``SLOW_CASES``. A failure prints a reproducing
 ``tensile-asm verify`` command.
@@ -212,13 +212,18 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
                 del params["WaveSeparateGlobalRead" + tc]
     # LocalSplitU 2 (the 4-value form's WorkGroup[2]) and InnerUnroll 2, decided by the seed already drawn (no
     # further draws, so the other cases stay as they were), kept where Tensile's rules and the writer accept them
+    # DirectToVgprA (A's global reads straight into its MFMA operands: writer/direct_to_vgpr.py; Tensile's rule
+    # GlobalLoadVectorWidthA = VectorWidth), decided by the seed as well
     for key, value, wanted in (("LocalSplitU", 2, "WorkGroup" in params and case["seed"] % 4 == 1),
-                               ("InnerUnroll", 2, case["seed"] % 5 == 2)):
+                               ("InnerUnroll", 2, case["seed"] % 5 == 2),
+                               ("DirectToVgprA", True, case["seed"] % 3 == 2 and not ta)):
         if not wanted:
             continue
         trial = dict(params)
         if key == "LocalSplitU":
             trial["WorkGroup"] = [*params["WorkGroup"][:2], value]
+        elif key == "DirectToVgprA":
+            trial.update(DirectToVgprA=True, GlobalReadVectorWidth=-1)
         else:
             trial[key] = value
         sol = make(case["problem"], trial)
@@ -285,13 +290,33 @@ def test_random_complex_mfma_kernels_match_reference(index):
     check((cases(COMPLEX_CASES, SEED + 4, 80, "CCC") + cases(COMPLEX_CASES, SEED + 6, 80, "ZZZ"))[index])
 
 
+DTV_CASES = 4
+
+
+def dtv_cases(count: int, seed: int, largest: int) -> list[dict]:
+    """Random cases that the draw made DirectToVgprA (fp32, fp64 and complex types, A not transposed)."""
+    rng, out = random.Random(seed), []
+    while len(out) < count:
+        case = draw_case(rng, largest, rng.choice(("SSS", "SSS", "DDD", "ZZZ", "CCC")))
+        if case["params"].get("DirectToVgprA"):
+            out.append(case)
+    return out
+
+
+@pytest.mark.parametrize("index", range(DTV_CASES))
+def test_random_direct_to_vgpr_mfma_kernels_match_reference(index):
+    """DirectToVgprA (writer/direct_to_vgpr.py): A's global reads are its MFMA operands, two register sets
+    across PrefetchGlobalRead 0/1/2, the tail loop's guarded loads, LocalSplitU groups' K-steps."""
+    check(dtv_cases(DTV_CASES, SEED + 10, 80)[index])
+
+
 def test_random_mfma_kernels_slow(request):
     if not request.config.getoption("--slow"):
         pytest.skip("the --slow run")
     failures = []
     for case in (cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II")
                  + cases(SLOW_CASES // 8, SEED + 5, 160, "CCC") + cases(SLOW_CASES // 8, SEED + 7, 160, "ZZZ")
-                 + cases(SLOW_CASES // 4, SEED + 9, 320, odd_tiles=True)):
+                 + cases(SLOW_CASES // 4, SEED + 9, 320, odd_tiles=True) + dtv_cases(SLOW_CASES // 8, SEED + 11, 160)):
         try:
             check(case)
         except AssertionError as e:

@@ -88,6 +88,11 @@ def dtv_reason(g, p: MfmaPlan, params: dict) -> str | None:
     if g.glvw("A") != p.vector_width[0]:
         return (f"DirectToVgprA with GlobalLoadVectorWidthA {g.glvw('A')} != VectorWidth {p.vector_width[0]} is not "
                 f"supported (Tensile rejects it too)")
+    if not params.get("ExpandPointerSwap", True):
+        return "DirectToVgprA with ExpandPointerSwap false is not supported (Tensile rejects it too)"
+    if int(params.get("ScheduleIterAlg", 3)) < 3 and g.prefetch_global_read_depth == 2:
+        return ("DirectToVgprA with ScheduleIterAlg < 3 and PrefetchGlobalRead 2 is not supported (Tensile rejects it "
+                "too)")
     if not g.buffer_load:
         return "DirectToVgprA with BufferLoad false is not implemented; use BufferLoad true"
     if g.num_loads("A") != num_loads(g, p):

@@ -1,0 +1,71 @@
+"""DirectToVgprA with MFMA (writer/direct_to_vgpr.py) on REAL rocBLAS solutions: A's global reads are its MFMA
+operands (no LDS tile, local write or local read of A). Each solution is cut from rocblas-asm_full by
+tools/cut_logic.py, built, and run on the strict emulator against the float64 reference with D poisoned (C NaN
+at beta 0): edge sizes (one element, one past a tile, prime K through the tail loop, batch 2), beta 0 and not.
+Random DirectToVgprA draws: tests/test_mfma_kernels.py; a larger real sample: tools/verify_feature_sample.py
+SCHEDULE dtv (bench/direct_to_vgpr.md)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.runtime.emulated import EmulatedRuntime
+from tensile_asm.solution import Solution
+from tensile_asm.writer.build import build_kernel, link_kernels, supports
+
+from conftest import have_llvm
+
+pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+DATA = Path(__file__).parent / "data"
+
+
+def _solution(name: str) -> Solution:
+    data = yaml.load((DATA / name).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return Solution.from_dict(dict(data[5][0], ProblemType=data[4]), where="logic", defaults_from="tensile")
+
+
+@pytest.mark.parametrize("name,arch,sizes", [
+    # SB #176: MT16x16, LocalSplitU 4, PrefetchGlobalRead 2, StaggerU 32, SourceSwap, MIArchVgpr
+    ("aldebaran_Ailk_Bljk_SB_dtv176.yaml", "gfx90a", [Size(17, 19, 67, 1), Size(1, 1, 1, 2), Size(13, 11, 131, 2)]),
+    # ZB #151: complex fp64, MT64x96, PrefetchGlobalRead 2, 1LDSBuffer
+    ("aldebaran_Ailk_Bljk_ZB_dtv151.yaml", "gfx90a", [Size(65, 7, 37, 1), Size(3, 5, 17, 2)]),
+    # gfx942 SB #198: MT64x16, VectorWidth 4 (loads of 4 A values for 4 outputs), LocalSplitU 4
+    ("aquavanjaram942_Ailk_Bljk_SB_dtv198.yaml", "gfx942", [Size(65, 19, 131, 1), Size(1, 1, 1, 2), Size(5, 3, 67, 2)]),
+])
+def test_real_direct_to_vgpr_solutions(name, arch, sizes):
+    sol = _solution(name)
+    a = load_arch(arch)
+    assert sol.params["DirectToVgprA"] and sol.valid and supports(sol, a) is None, (sol.rejection, supports(sol, a))
+    assert sol.derived.lds.tile_a == 0 < sol.derived.lds.tile_b      # A has no LDS tile
+    kernel = build_kernel(sol, a, "real_dtv")
+    co = Path(tempfile.mkdtemp(prefix="dtv-")) / "real_dtv.co"
+    link_kernels([kernel], a, co)
+    contract = GemmKernelContract.from_solution(sol, "real_dtv")
+    complex_ = sol.problem_type.data_type.char in ("C", "Z")
+    results = verify_sizes(co, contract, sizes, -1.25, 0.5, 7, EmulatedRuntime())
+    results += verify_sizes(co, contract, sizes[-1:], 0.75 if not complex_ else 0.75, 0.0, 8, EmulatedRuntime())
+    assert all(r.passed for r in results), [(r.size, r.beta, r.detail) for r in results if not r.passed]
+
+
+@pytest.mark.parametrize("changes,why", [
+    ({"DirectToVgprB": True}, "DirectToVgprB=True is not implemented"),
+    ({"InnerUnroll": 2}, "DirectToVgprA with InnerUnroll > 1 is not supported (Tensile rejects it too)"),
+    ({"ExpandPointerSwap": False}, "DirectToVgprA with ExpandPointerSwap false is not supported"),
+])
+def test_direct_to_vgpr_refusals_name_one_reason(changes, why):
+    raw = yaml.load((DATA / "aldebaran_Ailk_Bljk_ZB_dtv151.yaml").read_text(),
+                    Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    params = dict(raw[5][0], ProblemType=raw[4], **changes)
+    sol = Solution.from_dict(params, where="logic", defaults_from="tensile")
+    for key in getattr(sol, "stored_differences", {}):   # the file's derived keys follow the original parameters
+        params.pop(key, None)
+    sol = Solution.from_dict(params, where="logic", defaults_from="tensile")
+    reason = sol.rejection if not sol.valid else supports(sol, load_arch("gfx90a"))
+    assert reason is not None and why in reason, reason
