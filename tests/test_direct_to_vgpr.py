@@ -2,8 +2,8 @@
 operands (no LDS tile, local write or local read of A). Each solution is cut from rocblas-asm_full by
 tools/cut_logic.py, built, and run on the strict emulator against the float64 reference with D poisoned (C NaN
 at beta 0): edge sizes (one element, one past a tile, prime K through the tail loop, batch 2), beta 0 and not.
-Random DirectToVgprA draws: tests/test_mfma_kernels.py; a larger real sample: tools/verify_feature_sample.py
-SCHEDULE dtv (bench/direct_to_vgpr.md)."""
+Random DirectToVgprA draws: tests/test_mfma_kernels.py; a larger real sample: tools/verify_logic_sample.py
+SCHEDULE --feature dtv (bench/direct_to_vgpr.md)."""
 
 from __future__ import annotations
 
