@@ -27,7 +27,7 @@ elemAlignMin).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import EXEC, VCC, VReg
