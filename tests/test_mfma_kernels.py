@@ -223,7 +223,7 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
         if key == "LocalSplitU":
             trial["WorkGroup"] = [*params["WorkGroup"][:2], value]
         elif key == "DirectToVgprA":
-            trial.update(DirectToVgprA=True, GlobalReadVectorWidth=-1)
+            trial.update(DirectToVgprA=True, GlobalReadVectorWidth=-1, ExpandPointerSwap=True)   # (Tensile's rule)
         else:
             trial[key] = value
         sol = make(case["problem"], trial)
@@ -296,10 +296,13 @@ DTV_CASES = 4
 def dtv_cases(count: int, seed: int, largest: int) -> list[dict]:
     """Random cases that the draw made DirectToVgprA (fp32, fp64 and complex types, A not transposed)."""
     rng, out = random.Random(seed), []
-    while len(out) < count:
+    for _ in range(200 * count):
+        if len(out) == count:
+            break
         case = draw_case(rng, largest, rng.choice(("SSS", "SSS", "DDD", "ZZZ", "CCC")))
         if case["params"].get("DirectToVgprA"):
             out.append(case)
+    assert len(out) == count, f"only {len(out)} of {200 * count} draws were DirectToVgprA"
     return out
 
 
