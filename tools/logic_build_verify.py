@@ -17,9 +17,11 @@ bench/rocblas_logic_built_<schedule>.md.
 2. from each file's ``support.json``: built/total and the not-built reasons grouped (digits as N);
 3. per logic file, ``--per-file`` built solutions drawn with ``random.Random(seed)``, each run from its library
    (``benchmark.verify.verify_library``: its code object and GlobalSplitU helper as a launcher finds them, strict
-   emulator, random A/B/C, D poisoned, NaN guards past A and B) at two sizes (``sizes_for``): a small one (1, or
-   the smallest multiple its size-multiple predicates allow) with batch 2 where the file is batched and beta 0;
-   one with primes past the macro tile and DepthU (rounded up to those multiples), beta 0.5 (0 without UseBeta).
+   emulator, random A/B/C, D poisoned, NaN guards past A and B) at two sizes (``sizes_for``, rounded by
+   benchmark.sample's one sampling rule, ``size_constraints``/``round_up``/``next_prime``): the smallest its
+   predicates admit (1 x 1 x 1 unless they ask more), batch 1, beta 0; primes past the macro tile's M, half its N
+   and 2 x DepthU (rounded up to what the predicates admit), batch 2 where the file is batched, beta 0.5 (0
+   without UseBeta).
    UseInitialStrides solutions (SBIc/SBIIc files) get first strides as benchmark.sample.initial_strides chooses.
    Sizes the solution's predicates refuse (e.g. GlobalSplitUCheckMinK) are listed as skipped, not run. With
    ``--verify-budget`` no new kernel is started after that many seconds; the files left are listed as not verified.
@@ -41,65 +43,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCHEDULES = {"vega10": "gfx900", "vega20": "gfx906", "arcturus": "gfx908", "aldebaran": "gfx90a",
              "aquavanjaram942": "gfx942"}
-PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103,
-          107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167, 173, 179, 181, 191, 193, 197, 199, 211, 223,
-          227, 229, 233, 239, 241, 251, 257, 263, 269, 271, 277, 281, 283, 293)
-
-
-def _constraints(pred) -> dict[str, int]:
-    """What a problem-predicate tree asks of the sizes: Free0/Free1SizeMultiple (m, n), BoundSizeMultiple or a
-    SizeMultiple on the summation (k), LeadingFree0/1SizesGreaterOrEqual (m_min, n_min), GlobalSplitUCheckMinK
-    (k_min)."""
-    out: dict[str, int] = {}
-
-    def keep(key, value, fn=max):
-        out[key] = fn(out.get(key, 1), int(value))
-
-    def walk(p):
-        if isinstance(p, dict):
-            t, v = p.get("type"), p.get("value")
-            if t == "Free0SizeMultiple":
-                keep("m", v)
-            elif t == "Free1SizeMultiple":
-                keep("n", v)
-            elif t == "BoundSizeMultiple" or (t == "SizeMultiple" and p.get("index") == 3):
-                keep("k", v)
-            elif t == "LeadingFree0SizesGreaterOrEqual":
-                keep("m_min", v)
-            elif t == "LeadingFree1SizesGreaterOrEqual":
-                keep("n_min", v)
-            elif t == "GlobalSplitUCheckMinK":
-                keep("k_min", v[0] * v[1] if isinstance(v, list) else v)
-            for x in p.values():
-                walk(x)
-        elif isinstance(p, list):
-            for x in p:
-                walk(x)
-    walk(pred)
-    return out
-
-
-def _prime_after(x: int) -> int:
-    return next((p for p in PRIMES if p > x), x + 1)
-
-
-def _up(x: int, mult: int) -> int:
-    return -(-x // mult) * mult
-
-
 def sizes_for(entry: dict):
-    """(small size, edge size) for a library solution entry, honouring its size predicates."""
+    """(small size, edge size) for a library solution entry, by the sampling rule's helpers
+    (``benchmark.sample.size_constraints``, ``round_up``, ``next_prime``: the predicates' multiples, minimums,
+    maximums and fixed values): the smallest size admitted, batch 1; M the first prime past the macro tile's M, N
+    the first prime past half its N, K the first prime past 2 x DepthU, batch 2 where the problem is batched, each
+    rounded up to what the predicates admit."""
+    from tensile_asm.benchmark.sample import next_prime, round_up, size_constraints
     from tensile_asm.problem import GemmSize
 
     sm = entry.get("sizeMapping", {})
     mt0, mt1 = sm.get("macroTile", [16, 16])[:2]
     du = sm.get("depthU", 8)
-    c = _constraints(entry.get("problemPredicate", {}))
     batched = "Cijk" in entry.get("problemType", {}).get("operationIdentifier", "Cijk")
-    fm, fn, fk = c.get("m", 1), c.get("n", 1), c.get("k", 1)
-    small = GemmSize(_up(c.get("m_min", 1), fm), _up(c.get("n_min", 1), fn), _up(c.get("k_min", 1), fk), 1)
-    edge = GemmSize(_up(_prime_after(max(mt0, c.get("m_min", 1))), fm), _up(_prime_after(mt1 // 2), fn),
-                    _up(_prime_after(max(2 * du, c.get("k_min", 1))), fk), 2 if batched else 1)
+    c = size_constraints(entry.get("problemPredicate", {}), batched)
+    small = round_up(GemmSize(1, 1, 1, 1), c)
+    edge = round_up(GemmSize(next_prime(mt0), next_prime(mt1 // 2), next_prime(2 * du), 2 if batched else 1), c)
     return small, edge
 
 
@@ -283,8 +242,8 @@ def report(schedule: str, files: dict[str, dict], results: dict[str, list], a, v
              "sample", "",
              f"**{summary}.**", "",
              f"Code: commit {', '.join(commits) or '?'} (each file's build records it). Commands (times under load: "
-             "the machine's 2 cores shared with six other helpers' work; the build ran under `nice -n 10`):", "",
-             f"    nice -n 10 env PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py {schedule} ... "
+             "the machine's 2 cores shared with six other helpers' work; the build ran under `nice -n 19`):", "",
+             f"    nice -n 19 env PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py {schedule} ... "
              "--build-only --jobs 2 --cache-dir DIR --out OUT [--source EXPORT]",
              f"    PYTHONPATH=$PWD .venv/bin/python tools/logic_build_verify.py {schedule} --skip-build --out OUT "
              f"--per-file {a.per_file} --seed {a.seed}" + (f" --verify-budget {a.verify_budget:.0f}"
@@ -295,9 +254,10 @@ def report(schedule: str, files: dict[str, dict], results: dict[str, list], a, v
              "library (support.json says built); the reasons are support.json's for the others (the writer's "
              "supports() refusal, or the failure found when writing, e.g. registers that do not fit). **Verified** "
              "= the sampled kernel launched from the library's code object on the strict emulator (random A/B/C, D "
-             "poisoned, NaN past the ends of A and B) matched the float64 numpy reference, at a small size (1, or "
-             "the smallest its size-multiple predicates allow) with beta 0 and at a size of primes past the macro "
-             "tile and 2 x DepthU (rounded up to those multiples), batch 2 where the file is batched, beta 0.5. "
+             "poisoned, NaN past the ends of A and B) matched the float64 numpy reference, at the smallest size its "
+             "predicates admit (1 x 1 x 1 unless they ask more) with beta 0 and at a size of primes past the macro "
+             "tile's M, half its N and 2 x DepthU (rounded up to what the predicates admit: benchmark.sample's "
+             "size_constraints/round_up), batch 2 where the file is batched, beta 0.5. "
              "Not measured: speed, and the solutions not sampled.", "",
              "| logic file | built/total | not built (reason, digits as N) | build s | verified (size, beta: result) |",
              "|---|---:|---|---:|---|"]
