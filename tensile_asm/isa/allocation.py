@@ -77,7 +77,7 @@ def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Al
 
     Fixed registers (``VReg(fixed=N)``, such as the kernel-argument pointer in s[0:1]) keep their place.
     """
-    items = list(module.flatten())
+    items = module.code()
     intervals, loops = _intervals(items)
     for iv in intervals.values():
         if iv.vreg.fixed is not None:
@@ -94,14 +94,13 @@ def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Al
     for iv in ordered:
         reg = iv.vreg
         taken = busy[reg.kind]
-        # Expire registers whose interval ended before this one starts.
-        busy_now = {r for r, end in taken.items() if end >= iv.start}
         if reg.fixed is not None:
             base = reg.fixed
-        else:
+        else:           # the first aligned range whose registers are all free (their interval ended before)
+            start, count, align = iv.start, reg.count, reg.align
             base = 0
             while True:
-                if base % reg.align == 0 and all((base + i) not in busy_now for i in range(reg.count)):
+                if base % align == 0 and all(taken.get(base + i, -1) < start for i in range(count)):
                     break
                 base += 1
         if base + reg.count > limits[reg.kind] and overflow is None:

@@ -95,7 +95,7 @@ def insert_wait_states(target, arch, assignment=None) -> int:
     from tensile_asm.isa.hazards import hazard_model
 
     model, isa = hazard_model(arch), InstructionSet(arch)
-    items = [x for x in (target.flatten() if isinstance(target, Module) else target)
+    items = [x for x in (target.code() if isinstance(target, Module) else target)
              if isinstance(x, (Instruction, LabelDef))]
     profiles = model.profiles(items, assignment)
     if not any(p.consumes for p in profiles if p is not None):

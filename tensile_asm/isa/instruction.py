@@ -84,22 +84,14 @@ class Instruction:
         if self.opcode == "s_waitcnt":
             text = "s_waitcnt " + " ".join(f"{n}({v})" for n, v in self.modifiers)
         elif not self.modifiers:
-            text = self.opcode
-            if self.operands:
-                texts = []
-                for o in self.operands:
-                    t = memo.get(id(o))
-                    if t is None:
-                        t = memo[id(o)] = _render_operand(o, assignment)
-                    texts.append(t)
-                text += " " + ", ".join(texts)
+            return plain_text(self, assignment, memo)
         else:
             neg, absm, sext = (self.modifier(m, 0) or 0 for m in OPERAND_MASK_MODIFIERS)
             texts = []
             for i, o in enumerate(self.operands):
                 t = memo.get(id(o))
                 if t is None:
-                    t = memo[id(o)] = _render_operand(o, assignment)
+                    t = memo[id(o)] = render_operand(o, assignment)
                 if absm >> i & 1:
                     t = f"|{t}|"
                 if neg >> i & 1:
@@ -124,7 +116,24 @@ def _value_text(name: str, value: int) -> str:
     return names[value] if names and 0 <= value < len(names) else str(value)
 
 
-def _render_operand(o, assignment) -> str:
+def plain_text(ins: Instruction, assignment, memo: dict) -> str:
+    """``ins.render(assignment, memo)`` of an instruction without modifiers (not ``s_waitcnt``)."""
+    text = ins.opcode
+    if ins.operands:
+        texts = []
+        for o in ins.operands:
+            t = memo.get(id(o))
+            if t is None:
+                t = memo[id(o)] = render_operand(o, assignment)
+            texts.append(t)
+        text += " " + ", ".join(texts)
+    if ins.comment:
+        return f"{text:<48} // {ins.comment}"
+    return text
+
+
+def render_operand(o, assignment) -> str:
+    """The text of one operand, a virtual register placed by ``assignment`` (its own text when unplaced)."""
     if type(o) is VRegRef:
         index = assignment.get(o.vreg) if assignment is not None else None
         if index is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Union
 
-from tensile_asm.isa.instruction import Instruction
+from tensile_asm.isa.instruction import Instruction, plain_text
 from tensile_asm.isa.registers import VReg
 
 
@@ -39,43 +39,67 @@ class Module:
 
     def add(self, *items) -> "Module":
         for item in items:
-            if isinstance(item, (list, tuple)):
+            if item.__class__ is Instruction:
+                self.items.append(item)
+            elif isinstance(item, (list, tuple)):
                 self.add(*item)
             elif item is not None:
                 self.items.append(item)
         return self
 
     def flatten(self) -> list[Union[Instruction, LabelDef, Comment]]:
-        """The items in order, each sub-module announced by a ``--- name ---`` comment (one list built
-        iteratively: nested generators cost a call per item per level)."""
+        """The items in order, each sub-module announced by a ``--- name ---`` comment."""
         out: list = []
-        stack = [iter(self.items)]
-        while stack:
-            for item in stack[-1]:
-                if item.__class__ is Module or isinstance(item, Module):
-                    out.append(Comment(f"--- {item.name} ---"))
-                    stack.append(iter(item.items))
-                    break
-                out.append(item)
-            else:
-                stack.pop()
+        _walk(self.items, out, True)
+        return out
+
+    def code(self) -> list:
+        """The items the passes read, in order: instructions and label definitions, without the comments
+        (``flatten`` without its headers; positions keep the order of ``flatten``'s)."""
+        out: list = []
+        _walk(self.items, out, False)
         return out
 
     def instructions(self) -> list[Instruction]:
-        return [i for i in self.flatten() if isinstance(i, Instruction)]
+        return [i for i in self.code() if isinstance(i, Instruction)]
 
     def render(self, assignment: Mapping[VReg, int] | None = None) -> str:
-        lines = []
-        memo: dict = {}            # id(operand) -> its text (the items keep their operands alive meanwhile)
-        for item in self.flatten():
-            cls = item.__class__
-            if cls is Instruction:
-                lines.append("  " + item.render(assignment, memo))
-            elif cls is LabelDef:
-                lines.append(item.render(assignment))
-            else:
-                lines.append("  " + item.render(assignment))
+        lines: list = []
+        # id(operand) -> its text (the items keep their operands alive meanwhile)
+        _render_into(self.items, lines, assignment, {})
         return "\n".join(lines) + "\n"
+
+
+def _walk(items, out: list, headers: bool) -> None:
+    """Append ``items`` to ``out`` with the items of each sub-module in its place (and, with ``headers``,
+    a ``--- name ---`` comment before them; without, no comment at all)."""
+    for item in items:
+        cls = item.__class__
+        if cls is Instruction:
+            out.append(item)
+        elif cls is Module or isinstance(item, Module):
+            if headers:
+                out.append(Comment(f"--- {item.name} ---"))
+            _walk(item.items, out, headers)
+        elif headers or cls is not Comment:
+            out.append(item)
+
+
+def _render_into(items, lines: list, assignment, memo: dict) -> None:
+    """The lines of ``items`` as ``flatten`` orders them (each sub-module's header comment rendered in
+    place, without building the ``Comment``)."""
+    for item in items:
+        cls = item.__class__
+        if cls is Instruction:
+            lines.append("  " + (item.render(assignment, memo) if item.modifiers or item.opcode == "s_waitcnt"
+                                 else plain_text(item, assignment, memo)))
+        elif cls is Module or isinstance(item, Module):
+            lines.append(f"  // --- {item.name} ---")
+            _render_into(item.items, lines, assignment, memo)
+        elif cls is LabelDef:
+            lines.append(item.render(assignment))
+        else:
+            lines.append("  " + item.render(assignment))
 
 
 def insert_before(target, inserted: Mapping[int, list], drop=None) -> None:

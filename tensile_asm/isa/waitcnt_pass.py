@@ -311,28 +311,6 @@ def _reach(facts) -> dict:
     return out
 
 
-def _step(st: State, facts, i: int, reach: dict) -> dict:
-    """Apply instruction ``i`` to ``st`` (its wait first); returns the wait it needs."""
-    f = facts[i]
-    entries = st.entries
-    if f.special or (entries and not entries.keys().isdisjoint(f.touched)):
-        need = _needs(st, f)
-    else:
-        need = None
-    if need:
-        need = _with_batch(need, st, facts, i + 1, reach)
-        for counter, (n, _) in need.items():
-            st.wait(counter, n)
-    if f.kind is None:
-        if f.writes:
-            st.overwrite(f.writes)
-    else:
-        st.issue(f.kind, f.completes)
-        if f.locks:
-            st.issue("exp", f.locks)
-    return need
-
-
 class _Segment:
     """What one run over the straight-line code from a label (or the start) to the next label gave: the
     state it started from, the waits, the states at its branches, the state it ended with (None after
@@ -350,9 +328,24 @@ def required_waits(items, arch, assignment=None) -> dict:
 
     The dataflow is iterated until no label's state grows; a segment (label to label) whose start state
     is the one of the previous round is not run again, its previous result is taken."""
+    return _required(_split(items)[0], arch, assignment)
+
+
+def _split(items) -> tuple[list, list]:
+    """(the instructions and label definitions of ``items`` but their ``s_waitcnt``, those ``s_waitcnt``)."""
+    stream, old = [], []
+    for x in items:
+        cls = x.__class__
+        if cls is Instruction or (cls is not LabelDef and isinstance(x, Instruction)):
+            (old if x.opcode == "s_waitcnt" else stream).append(x)
+        elif isinstance(x, LabelDef):
+            stream.append(x)
+    return stream, old
+
+
+def _required(stream: list, arch, assignment) -> dict:
+    """``required_waits`` of a stream of instructions (no ``s_waitcnt``) and label definitions."""
     tops = kind_tops(counter_limits(arch))
-    stream = [x for x in items if isinstance(x, LabelDef)
-              or (isinstance(x, Instruction) and x.opcode != "s_waitcnt")]
     memo: dict = {}
     facts = _stream_facts(stream, assignment, memo)
     reach = _reach(facts)
@@ -386,17 +379,34 @@ def required_waits(items, arch, assignment=None) -> dict:
                 continue
             seg = done[key] = _Segment(st.copy() if st is not None else None)
             j = first
-            while j < count and facts[j] is not None:
+            while j < count:
+                f = facts[j]
+                if f is None:                             # the next label
+                    break
                 if st is not None:                        # else unreachable: nothing branches here
-                    f = facts[j]
-                    need = _step(st, facts, j, reach)
-                    if need:
-                        waits[id(stream[j])] = seg.waits[id(stream[j])] = need
-                    for target in f.targets:
-                        seg.branches.append((target, st.copy()))
-                        grew = branch(target, st) or grew
-                    if f.terminator:
-                        st = None
+                    # apply instruction j to st, its wait first (an instruction that touches no pending
+                    # register and is no barrier, DS access or EXEC write needs none, and its writes
+                    # complete no pending load)
+                    entries = st.entries
+                    if f.special or (entries and not entries.keys().isdisjoint(f.touched)):
+                        need = _needs(st, f)
+                        if need:
+                            need = _with_batch(need, st, facts, j + 1, reach)
+                            for counter, (n, _) in need.items():
+                                st.wait(counter, n)
+                            waits[id(stream[j])] = seg.waits[id(stream[j])] = need
+                        if f.kind is None and f.writes:
+                            st.overwrite(f.writes)
+                    if f.kind is not None:
+                        st.issue(f.kind, f.completes)
+                        if f.locks:
+                            st.issue("exp", f.locks)
+                    if f.ends_block:
+                        for target in f.targets:
+                            seg.branches.append((target, st.copy()))
+                            grew = branch(target, st) or grew
+                        if f.terminator:
+                            st = None
                 j += 1
             seg.end, seg.next, i = (st.copy() if st is not None else None), j, j
         if not grew:
@@ -414,9 +424,9 @@ def insert_waitcnt(target, arch, assignment=None) -> int:
     """Replace the ``s_waitcnt`` of ``target`` (a Module, changed in place, waits going into the
     sub-module of the instruction that needs them; or a list of instructions and label definitions)
     by the ones the rules need. Returns how many it inserted."""
-    items = list(target.flatten()) if isinstance(target, Module) else list(target)
+    stream, old = _split(target.code() if isinstance(target, Module) else target)
     isa = InstructionSet(arch)
-    waits = {k: [wait_instruction(isa, need)] for k, need in required_waits(items, arch, assignment).items()}
-    old = {id(x) for x in items if x.__class__ is Instruction and x.opcode == "s_waitcnt"}
+    waits = {k: [wait_instruction(isa, need)] for k, need in _required(stream, arch, assignment).items()}
+    old = {id(x) for x in old}
     insert_before(target, waits, drop=(lambda x: id(x) in old) if old else None)
     return len(waits)
