@@ -53,15 +53,27 @@ def fma(ctx: KernelContext, acc, a, b, fused: bool = True, neg_a: bool = False, 
     ``fused``: fp32 ``v_mac_f32``, rounding the product first (MACInstruction MAD). ``neg_a``/``neg_b``:
     that source enters negated (a VOP3 source modifier; the complex products' signs)."""
     mods = [("neg", (2 if neg_a else 0) | (4 if neg_b else 0))] if neg_a or neg_b else ()
-    if acc.count == 2:
-        return ctx.inst("v_fma_f64", acc, a, b, acc, mods=mods)
-    if ctx.geometry is not None and ctx.geometry.integer:   # int32: acc += a*b, wrapping (b is clobbered)
+    form = fma_form(ctx, acc.count, fused)
+    if form is None:            # int32: acc += a*b, wrapping (b is clobbered)
         return Module("int32 multiply-add").add(ctx.inst("v_mul_lo_u32", b, a, b), ctx.inst("v_add_u32", acc, acc, b))
+    opcode, addend = form
+    if addend:
+        return ctx.inst(opcode, acc, a, b, acc, mods=mods)
+    return ctx.inst(opcode, acc, a, b, mods=mods)
+
+
+def fma_form(ctx: KernelContext, count: int, fused: bool = True) -> tuple | None:
+    """(opcode, whether the accumulator is also its third source) of ``fma`` on an accumulator of ``count``
+    registers; None for int32 (a multiply and an add)."""
+    if count == 2:
+        return "v_fma_f64", True
+    if ctx.geometry is not None and ctx.geometry.integer:
+        return None
     if not fused:
-        return ctx.inst("v_mac_f32", acc, a, b, mods=mods)
+        return "v_mac_f32", False
     if ctx.arch.instructions.get("fmac_f32"):
-        return ctx.inst("v_fmac_f32", acc, a, b, mods=mods)
-    return ctx.inst("v_fma_f32", acc, a, b, acc, mods=mods)
+        return "v_fmac_f32", False
+    return "v_fma_f32", True
 
 
 def parts(ctx: KernelContext, value) -> tuple:
@@ -102,7 +114,17 @@ def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int =
                               parts(ctx, element(ctx, b, j))[q], fused, neg_a, neg_b))
         return m
     ea, eb, ec = elements(ctx, a, g.tt0), elements(ctx, b, g.tt1), elements(ctx, acc, g.tt0 * g.tt1)
+    form = fma_form(ctx, ec[0].count, fused)
+    if form is None:
+        for j in range(g.tt1):
+            for i in range(g.tt0):
+                m.add(fma(ctx, ec[i + j * g.tt0], ea[i], eb[j], fused))
+        return m
+    opcode, addend = form             # fma's instruction, made here without its per-call choice (the hot loop)
+    new, out, tt0 = ctx.isa.inst, m.items, g.tt0
     for j in range(g.tt1):
-        for i in range(g.tt0):
-            m.add(fma(ctx, ec[i + j * g.tt0], ea[i], eb[j], fused))
+        bj = eb[j]
+        for i in range(tt0):
+            c = ec[i + j * tt0]
+            out.append(new(opcode, c, ea[i], bj, c) if addend else new(opcode, c, ea[i], bj))
     return m
