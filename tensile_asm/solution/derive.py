@@ -105,6 +105,7 @@ class Derived:
     source_swap: bool = False  # MFMA SourceSwap: B is the MFMA's first operand, so lanes hold rows of C
     mi_arch_vgpr: bool = False  # MFMA MIArchVgpr: the accumulators are arch VGPRs, not AGPRs
     direct_to_vgpr: tuple[bool, bool] = (False, False)  # DirectToVgprA, B: global reads straight into MFMA operands
+    local_read_vector_width: int = 1  # MFMA LocalReadVectorWidth: K values a lane reads at once from an unroll-major tile
 
     @property
     def lds_layout(self) -> LdsLayout:
@@ -319,6 +320,7 @@ class _Deriver(LayoutMixin):
             self.reject(f"GlobalReadVectorWidth {p['GlobalReadVectorWidth']} x {bpe} bytes is more than 16 bytes")
         if p["LocalReadVectorWidth"] == -1:
             p["LocalReadVectorWidth"] = self.k["MIInputPerThread"] if self.mfma else vw
+        out["local_read_vector_width"] = p["LocalReadVectorWidth"]
         if p["VectorWidthB"] == -1:
             p["VectorWidthB"] = vw
         out["vector_width_b"] = p["VectorWidthB"]

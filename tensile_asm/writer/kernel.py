@@ -94,13 +94,14 @@ def _mfma_math(ctx: KernelContext) -> _Math:
     def values_a(state, regset, step, buffer):
         if direct_to_vgpr.dtv(ctx.geometry, "A"):   # the global reads of this buffer's tile are the operand
             return direct_to_vgpr.step_values(ctx, p, dtv_sets[buffer], step)
-        return state.values_a[regset]
+        return mfma_local_read.operand_values(ctx.geometry, p, state, 0, regset, step)
 
     return _Math(
         lambda ctx, regs: mfma_local_read.local_read_setup(ctx, regs, p),
         lambda ctx, state, u, buffer=0, regset=0: mfma_local_read.local_reads(ctx, p, state, u, buffer, regset),
         lambda ctx, acc, state, regset=0, step=0, buffer=0: mfma.mfma_step(
-            ctx, p, acc, values_a(state, regset, step, buffer), state.values_b[regset],
+            ctx, p, acc, values_a(state, regset, step, buffer),
+            mfma_local_read.operand_values(ctx.geometry, p, state, 1, regset, step),
             (mfma_local_read.widened(ctx.geometry, 0), mfma_local_read.widened(ctx.geometry, 1))),
         lambda ctx: mfma.accumulators(ctx, p),
         mfma.zero_accumulators,

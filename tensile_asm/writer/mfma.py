@@ -229,7 +229,8 @@ def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: 
 def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values_b: VReg,
               widened: tuple[bool, bool] = (False, False)) -> Module:
     """One K-step: an MFMA per wave output, A's values of row t0 times B's of column t1 (an operand read one
-    register per value, ``widened`` (A, B), is packed first)."""
+    register per value, ``widened`` (A, B), is packed first). An operand is a VReg of MIWaveTile operands, or a
+    list of each tile's registers (read several K-steps at a time: mfma_local_read.operand_values)."""
     if p.parts == 2:
         from tensile_asm.writer.mfma_complex import complex_step
         return complex_step(ctx, p, acc, values_a, values_b)
@@ -246,7 +247,12 @@ def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values
     for t1 in range(wt1):
         for t0 in range(wt0):
             out = output_acc(p, acc, t0, t1)
-            a, b = values_a.slice(t0 * s.a_regs, s.a_regs), values_b.slice(t1 * s.a_regs, s.a_regs)
+            a, b = _tile(values_a, t0, s.a_regs), _tile(values_b, t1, s.a_regs)
             # SourceSwap: B first, so the MFMA computes the output transposed (mfma_store.py)
             m.add(ctx.inst(s.opcode, out, *((b, a) if swap else (a, b)), out))
     return m
+
+
+def _tile(values, t: int, regs: int):
+    """Tile ``t``'s operand registers: a slice of a VReg of MIWaveTile operands, or the list's entry."""
+    return values[t] if isinstance(values, list) else values.slice(t * regs, regs)

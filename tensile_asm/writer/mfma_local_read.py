@@ -11,9 +11,14 @@ reads, for output row t0 of the wave's tile and K-step s, the elements
 wave's position along dim 0 (B: w1 = wave / MIWaveGroup[0], along dim 1). The lane and wave part is one
 address per operand (set up once, ``lane_coordinates``); t0, s, v and the LDS buffer are instruction
 offsets. In a K-major tile the V values lie a row apart (V reads); in an unroll-major one (TransposeLDS,
-UnrollMajorLDS) they are neighbours, read by one wide ds_read (Tensile's LocalReadVectorWidth; a wider
-LocalReadVectorWidth than V changes which K values a lane holds in which step, not the sum, and is read V
-at a time here).
+UnrollMajorLDS) they are neighbours, read by one wide ds_read.
+
+LocalReadVectorWidth W = R*V (R > 1, Tensile's "numReadsIterCoalesced"): a lane's K values of R consecutive
+K-steps are neighbours in an unroll-major tile, so one ds_read of W values fills the operands of R steps. The
+K values a lane holds then change, not their sum over the R steps, and A and B change alike: in steps
+r*R .. r*R + R-1, lane l holds K values r*R*K + (l / (M*B))*W + (s % R)*V + v (``k_steps_per_read``; the
+K-major operand reads its values at those K values too). Where the registers of R steps' reads would be more
+than the PrefetchLocalRead sets of one step each hold (few prefetched steps), R stays 1.
 
 8- and 16-bit inputs (I8, H, B) stay their own size in LDS (context.Geometry.narrow_lds), as in Tensile's
 kernels: in an unroll-major tile a lane's V values are V neighbouring elements, read by one
@@ -44,6 +49,50 @@ class MfmaReadState:
     address_b: VReg
     values_a: list        # register sets (PrefetchLocalRead + 1), MIWaveTile[0] x registers of A each
     values_b: list
+    steps_per_read: int = 1    # R: K-steps one wide read of an unroll-major operand covers
+    wide_a: list | None = None  # R > 1, unroll-major A: register sets of R steps, tile t's step j at (t*R + j)
+    wide_b: list | None = None
+
+
+def _wide_sets(steps: int, sets: int, r: int) -> int:
+    """Register sets of R steps' reads live at once: while step u computes, steps u .. u + sets-1 have been
+    read (PrefetchLocalRead)."""
+    ahead = sets - 1
+    return max(len({x // r for x in range(u, min(u + ahead, steps - 1) + 1)}) for u in range(steps))
+
+
+def k_steps_per_read(g, p: MfmaPlan) -> int:
+    """R: K-steps whose values one read of an unroll-major operand fills (LocalReadVectorWidth / V), 8- and 16-bit
+    inputs; 1 with LocalSplitU, DirectToVgpr, complex types, or where R steps' register sets would outnumber
+    the PrefetchLocalRead sets."""
+    v = p.shape.values_per_lane
+    lrvw = g.local_read_vector_width
+    if (not g.is_mfma or not g.narrow_lds or g.complex or g.local_split_u > 1 or any(g.direct_to_vgpr)
+            or lrvw <= v or lrvw % v):
+        return 1
+    if not (g.lds_tile("A").unroll_major or g.lds_tile("B").unroll_major):
+        return 1
+    r = lrvw // v
+    steps, sets = g.math_steps, g.local_read_sets
+    if steps % r or _wide_sets(steps, sets, r) * r > sets:
+        return 1
+    return r
+
+
+def wide(g, p: MfmaPlan, dim: int) -> bool:
+    """The operand is read R steps at a time (R > 1, unroll-major tile)."""
+    return k_steps_per_read(g, p) > 1 and g.lds_tile(_operand(dim)).unroll_major
+
+
+def operand_values(g, p: MfmaPlan, state: MfmaReadState, dim: int, regset: int, step: int):
+    """The registers an MFMA of K-step ``step`` reads: a VReg of the step's register set (MIWaveTile values
+    of ``read_registers`` each), or, for an operand read R steps at a time, a list of one slice per tile."""
+    sets = state.wide_a if dim == 0 else state.wide_b
+    if not sets:
+        return (state.values_a if dim == 0 else state.values_b)[regset]
+    r, a_regs = state.steps_per_read, p.shape.a_regs
+    regs = sets[(step // r) % len(sets)]
+    return [regs.slice((t * r + step % r) * a_regs, a_regs) for t in range(p.wave_tile[dim])]
 
 
 def widened(g, dim: int) -> bool:
@@ -64,19 +113,26 @@ def _operand(dim: int) -> str:
     return "A" if dim == 0 else "B"
 
 
-def lane_coordinates(p: MfmaPlan, dim: int, wave_pos: int, lane: int) -> tuple[int, int]:
+def lane_coordinates(p: MfmaPlan, dim: int, wave_pos: int, lane: int, r: int = 1) -> tuple[int, int]:
     """(tile index, K value) of the first element lane ``lane`` of the wave at ``wave_pos`` along ``dim`` reads:
-    row l % M of its block (l / divisor) % blocks (MfmaPlan.block_divisor), K values from (l / (M*B)) * V."""
+    row l % M of its block (l / divisor) % blocks (MfmaPlan.block_divisor), K values from (l / (M*B)) * V*R."""
     m, blocks = p.shape.m, p.blocks[dim]
     row = lane % m + (lane // p.block_divisor(dim)) % blocks * m
     return (wave_pos * p.wave_stride(dim) + row * p.vector_width[dim],
-            (lane // (m * p.shape.blocks)) * p.shape.values_per_lane)
+            (lane // (m * p.shape.blocks)) * p.shape.values_per_lane * r)
 
 
 def reads(g, p: MfmaPlan, dim: int, step: int) -> list[tuple[int, int, int, int]]:
     """The reads of one operand in K-step ``step``: (wave output t, first value v, tile offset, K offset) of
     each read, which reads ``read_values`` values."""
     lay = g.lds_tile(_operand(dim))
+    r = k_steps_per_read(g, p)
+    if r > 1:   # R steps at a time (module docstring); the unroll-major operand reads in their first step
+        if lay.unroll_major and step % r:
+            return []
+        first = (step // r) * r * p.shape.k + (0 if lay.unroll_major else (step % r) * p.shape.values_per_lane)
+        count = 1 if lay.unroll_major else p.shape.values_per_lane
+        return [(t, v, p.tile_offset(dim, t), first + v) for t in range(p.wave_tile[dim]) for v in range(count)]
     per = 1 if not lay.unroll_major else p.shape.values_per_lane
     # LocalSplitU L: the groups take K-steps in turn (group s's first step at s*K: split_group_k)
     return [(t, v, p.tile_offset(dim, t), step * g.local_split_u * p.shape.k + v)
@@ -84,17 +140,20 @@ def reads(g, p: MfmaPlan, dim: int, step: int) -> list[tuple[int, int, int, int]
 
 
 def read_values(g, p: MfmaPlan, dim: int) -> int:
-    """Values one read instruction covers: V in an unroll-major tile, else 1."""
-    return p.shape.values_per_lane if g.lds_tile(_operand(dim)).unroll_major else 1
+    """Values one read instruction covers: V (R*V read R steps at a time) in an unroll-major tile, else 1."""
+    if not g.lds_tile(_operand(dim)).unroll_major:
+        return 1
+    return p.shape.values_per_lane * k_steps_per_read(g, p)
 
 
 def read_pattern(g, p: MfmaPlan, dim: int) -> tuple[list[int], list[int]]:
     """(unpadded lane bases, unpadded offsets of every element read) of one operand's local reads, for
     ``lds_address.lds_reason``."""
     lay = g.lds_tile(_operand(dim))
+    r = k_steps_per_read(g, p)
     bases = {lay.unpadded(t, k + group * p.shape.k)
              for w in range(p.wave_group[dim]) for lane in range(64)
-             for t, k in [lane_coordinates(p, dim, w, lane)] for group in range(g.local_split_u)}
+             for t, k in [lane_coordinates(p, dim, w, lane, r)] for group in range(g.local_split_u)}
     width = read_values(g, p, dim)
     offsets = {lay.unpadded(t_off, k_off + j) for step in range(g.math_steps)
                for _, _, t_off, k_off in reads(g, p, dim, step) for j in range(width)}
@@ -126,7 +185,8 @@ def lane_tile_k(ctx: KernelContext, p: MfmaPlan, dim: int, lane: VReg, wave: VRe
     m.add(ctx.inst("v_lshlrev_b32", tmp, vw.bit_length() - 1, tmp) if vw > 1 else None,
           ctx.inst("v_add_u32", t_index, t_index, tmp, comment="+ (lane % M) * VW: the output row"),
           ctx.inst("v_lshrrev_b32", tmp, (rows * s.blocks).bit_length() - 1, lane),
-          ctx.inst("v_mul_u32_u24", k_index, s.values_per_lane, tmp, comment="lane / (M*B): its K values"),
+          ctx.inst("v_mul_u32_u24", k_index, s.values_per_lane * k_steps_per_read(g, p), tmp,
+                   comment="lane / (M*B): its K values"),
           _split_group_k(ctx, p, wave, k_index, tmp) if g.local_split_u > 1 else None)
     return m.items
 
@@ -141,6 +201,15 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> t
     state = MfmaReadState(ctx.vgpr("LocalReadAddrA"), ctx.vgpr("LocalReadAddrB"),
                           [VReg("v", p.wave_tile[0] * per_a, f"MfmaA_X{i}", align_a) for i in range(sets)],
                           [VReg("v", p.wave_tile[1] * per_b, f"MfmaB_X{i}", align_b) for i in range(sets)])
+    r = k_steps_per_read(g, p)
+    if r > 1:
+        state.steps_per_read = r
+        n = _wide_sets(g.math_steps, sets, r)
+        align = ctx.arch.vgpr["tuple_alignment"]
+        if wide(g, p, 0):
+            state.wide_a = [VReg("v", p.wave_tile[0] * per_a * r, f"MfmaA_W{i}", align) for i in range(n)]
+        if wide(g, p, 1):
+            state.wide_b = [VReg("v", p.wave_tile[1] * per_b * r, f"MfmaB_W{i}", align) for i in range(n)]
     lane, wave, tmp = ctx.vgpr("WaveLane"), ctx.vgpr("WaveIndex"), ctx.vgpr("LraTmp")
     t_index, k_index = ctx.vgpr("LraTileIndex"), ctx.vgpr("LraKIndex")
     m = Module("MFMA local read addresses")
@@ -180,6 +249,11 @@ def local_reads(ctx: KernelContext, p: MfmaPlan, state: MfmaReadState, step: int
             continue
         lay = g.lds_tile(_operand(dim))
         per_tile = read_registers(g, p, dim)
+        wide_sets = state.wide_a if dim == 0 else state.wide_b
+        if wide_sets:       # R steps' values of each tile at once (module docstring)
+            regs = wide_sets[(step // state.steps_per_read) % len(wide_sets)]
+            per_tile *= state.steps_per_read
+            values = regs
         if g.narrow_lds:    # one ds_read_u8/u16 per value (K-major), or the V values at once
             nbytes = read_values(g, p, dim) * bpe
             for t, v, t_off, k_off in reads(g, p, dim, step):
