@@ -79,6 +79,8 @@ class _Math:
     zero: Callable       # (ctx, acc) -> Module
     columns: Callable | None  # for store.store_tile (None: the VALU thread tile)
     dtv_sets: dict | None = None   # DirectToVgprA: LDS buffer index -> the A register set (direct_to_vgpr.py)
+    # MFMA: ``step`` as (its operands' packing, its MFMAs), so the packing can precede a later step's reads
+    step_parts: Callable | None = None
 
 
 def _valu_math() -> _Math:
@@ -96,18 +98,25 @@ def _mfma_math(ctx: KernelContext) -> _Math:
             return direct_to_vgpr.step_values(ctx, p, dtv_sets[buffer], step)
         return mfma_local_read.operand_values(ctx.geometry, p, state, 0, regset, step)
 
+    def step_parts(ctx, acc, state, regset=0, step=0, buffer=0):
+        return mfma.mfma_step_parts(
+            ctx, p, acc, values_a(state, regset, step, buffer),
+            mfma_local_read.operand_values(ctx.geometry, p, state, 1, regset, step),
+            (mfma_local_read.widened(ctx.geometry, 0), mfma_local_read.widened(ctx.geometry, 1)))
+
+    def step(ctx, acc, state, regset=0, step=0, buffer=0):
+        packs, mfmas = step_parts(ctx, acc, state, regset, step, buffer)
+        return Module(mfmas.name).add(packs.items, mfmas.items) if packs.items else mfmas
+
     return _Math(
         lambda ctx, regs: mfma_local_read.local_read_setup(ctx, regs, p),
         lambda ctx, state, u, buffer=0, regset=0: mfma_local_read.local_reads(ctx, p, state, u, buffer, regset),
-        lambda ctx, acc, state, regset=0, step=0, buffer=0: mfma.mfma_step(
-            ctx, p, acc, values_a(state, regset, step, buffer),
-            mfma_local_read.operand_values(ctx.geometry, p, state, 1, regset, step),
-            (mfma_local_read.widened(ctx.geometry, 0), mfma_local_read.widened(ctx.geometry, 1))),
+        step,
         lambda ctx: mfma.accumulators(ctx, p),
         mfma.zero_accumulators,
         lambda ctx, regs, acc: (split_u.mfma_columns if ctx.geometry.local_split_u > 1 else mfma_store.columns)(
             ctx, regs, acc, p),
-        dtv_sets)
+        dtv_sets, step_parts)
 
 
 @dataclass
@@ -137,9 +146,14 @@ def _mac_steps(p: _Parts, buffer: int) -> Module:
     for u in range(min(ahead, steps)):
         m.add(p.math.reads(ctx, p.lr, u, buffer, regset=u % sets))
     for u in range(steps):
-        if u + ahead < steps:
-            m.add(p.math.reads(ctx, p.lr, u + ahead, buffer, regset=(u + ahead) % sets))
-        m.add(p.math.step(ctx, p.acc, p.lr, regset=u % sets, step=u, buffer=buffer))
+        reads = p.math.reads(ctx, p.lr, u + ahead, buffer, regset=(u + ahead) % sets) if u + ahead < steps else None
+        if p.math.step_parts is not None and ahead:
+            # MFMA: the packing of step u's operands (from reads already issued) before step u+P's reads, so the
+            # scheduler can move it further ahead of its MFMAs than the reads (writer/mfma_schedule.py)
+            packs, mfmas = p.math.step_parts(ctx, p.acc, p.lr, regset=u % sets, step=u, buffer=buffer)
+            m.add(packs.items, reads, mfmas)
+            continue
+        m.add(reads, p.math.step(ctx, p.acc, p.lr, regset=u % sets, step=u, buffer=buffer))
     return m
 
 

@@ -228,29 +228,42 @@ def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: 
 
 def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values_b: VReg,
               widened: tuple[bool, bool] = (False, False)) -> Module:
+    """One K-step as one Module: ``mfma_step_parts``' packing, then its MFMAs."""
+    packs, mfmas = mfma_step_parts(ctx, p, acc, values_a, values_b, widened)
+    return Module(mfmas.name).add(packs.items, mfmas.items) if packs.items else mfmas
+
+
+def mfma_step_parts(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values_b: VReg,
+                    widened: tuple[bool, bool] = (False, False)) -> tuple[Module, Module]:
     """One K-step: an MFMA per wave output, A's values of row t0 times B's of column t1 (an operand read one
     register per value, ``widened`` (A, B), is packed first). An operand is a VReg of MIWaveTile operands, or a
     list of each tile's registers (read several K-steps at a time: mfma_local_read.operand_values)."""
     if p.parts == 2:
         from tensile_asm.writer.mfma_complex import complex_step
-        return complex_step(ctx, p, acc, values_a, values_b)
+        return Module("no packing"), complex_step(ctx, p, acc, values_a, values_b)
     s = p.shape
     wt0, wt1 = p.wave_tile
     m = Module(f"MFMA {s.opcode} x {wt0}x{wt1}")
+    packs = Module("pack the MFMA operands")
     if widened[0]:
         pack_a, values_a = pack_operand(ctx, p, values_a, wt0, "MfmaPackedA")
-        m.add(pack_a)
+        packs.add(pack_a)
     if widened[1]:
         pack_b, values_b = pack_operand(ctx, p, values_b, wt1, "MfmaPackedB")
-        m.add(pack_b)
+        packs.add(pack_b)
     swap = ctx.geometry.source_swap
-    for t1 in range(wt1):
-        for t0 in range(wt0):
-            out = output_acc(p, acc, t0, t1)
-            a, b = _tile(values_a, t0, s.a_regs), _tile(values_b, t1, s.a_regs)
-            # SourceSwap: B first, so the MFMA computes the output transposed (mfma_store.py)
-            m.add(ctx.inst(s.opcode, out, *((b, a) if swap else (a, b)), out))
-    return m
+    # the MFMAs of a packed operand's tile one after the other, so the next tile's packing is further from its
+    # first MFMA than the VALU-write-to-MFMA-read wait states (no s_nop); else B's tiles outer
+    if widened[0] and not widened[1]:
+        order = [(t0, t1) for t0 in range(wt0) for t1 in range(wt1)]
+    else:
+        order = [(t0, t1) for t1 in range(wt1) for t0 in range(wt0)]
+    for t0, t1 in order:
+        out = output_acc(p, acc, t0, t1)
+        a, b = _tile(values_a, t0, s.a_regs), _tile(values_b, t1, s.a_regs)
+        # SourceSwap: B first, so the MFMA computes the output transposed (mfma_store.py)
+        m.add(ctx.inst(s.opcode, out, *((b, a) if swap else (a, b)), out))
+    return packs, m
 
 
 def _tile(values, t: int, regs: int):

@@ -27,6 +27,9 @@ from tensile_asm.isa.registers import Reg, Special, VRegRef
 
 
 AHEAD = 0     # MFMAs a region instruction may move ahead of its place as written, beyond the one before it
+# wait states between a VALU write and an MFMA reading it (isa/gfx90a.yaml valu_write_mfma_read; gfx908 and
+# gfx942 alike): the order leaves that many instructions between them where it can (the hazard pass still rules)
+VALU_MFMA_WAIT = 2
 
 
 def _keys(operands) -> set:
@@ -139,7 +142,10 @@ def interleave(region: list, arch: Arch, late: list = (), early: list = (),
     # K-step, the packing of its operands): earlier, their registers would be live longer than written
     first_after = [min((i for i, m in enumerate(mfmas) if position[id(m)] > position[id(a)]), default=len(mfmas))
                    for a in own]
-    wait = [after(e), [max(x, f - AHEAD - 1) for x, f in zip(after(own), first_after)],
+    # the packing of a step's operands (VALU) one MFMA further, out of the way of the VALU-write-to-MFMA-read
+    # wait states: its registers live one MFMA run longer
+    ahead = [AHEAD + 1 if a.ins.opcode.startswith("v_") else AHEAD for a in own]
+    wait = [after(e), [max(x, f - h - 1) for x, f, h in zip(after(own), first_after, ahead)],
             [max(x, late_from) for x in after(l)]]
     done = [0, 0, 0]
     out: list[Instruction] = []
@@ -148,16 +154,46 @@ def interleave(region: list, arch: Arch, late: list = (), early: list = (),
         out.append(streams[s][done[s]].ins)
         done[s] += 1
 
+    def fill_gap(i: int, m: _Access) -> None:
+        """Where a VALU write that MFMA ``m`` reads sits fewer than VALU_MFMA_WAIT instructions before it (the
+        hazard pass would add an s_nop), issue ready instructions that ``m`` does not touch in between."""
+        gap = 0
+        for back, ins in enumerate(reversed(out[-VALU_MFMA_WAIT:])):
+            if ins.opcode.startswith("v_") and not ins.opcode.startswith(("v_mfma_", "v_smfmac_")):
+                written = _keys(ins.defs)
+                if written & m.uses:                       # m reads it: back instructions between
+                    gap = max(gap, VALU_MFMA_WAIT - back)
+                elif i + 1 < len(mfmas) and written & mfmas[i + 1].uses:    # the next MFMA: m is between too
+                    gap = max(gap, VALU_MFMA_WAIT - back - 1)
+        while gap > 0:
+            ready = [s for s in (0, 1) if done[s] < len(streams[s]) and wait[s][done[s]] <= i - 1
+                     and not _conflict(streams[s][done[s]], m)]
+            if not ready:
+                return
+            take(ready[0])
+            gap -= 1
+
+    def packing_ready(i: int) -> bool:
+        """A VALU instruction (a later step's packing) among the region's own instructions ready in MFMA i's run."""
+        j = done[1]
+        while j < len(own) and wait[1][j] <= i:
+            if own[j].ins.opcode.startswith("v_"):
+                return True
+            j += 1
+        return False
+
     for i, m in enumerate(mfmas):
         for s in (0, 1):
             while done[s] <= need[s][i]:
                 take(s)
+        fill_gap(i, m)
         out.append(m.ins)
         budget = run[i]
         upcoming = need[1][i + 1] if i + 1 < len(mfmas) else -1
         while budget > 0:
             # the next MFMA's operands first (in flight during this run), then the global reads, then the rest
-            order = (1, 0) if done[1] <= upcoming else (0, 1)
+            # (and the packing of a later step's operands, VALU: early in the run, far from the MFMA reading it)
+            order = (1, 0) if done[1] <= upcoming or packing_ready(i) else (0, 1)
             ready = [s for s in order if done[s] < len(streams[s]) and wait[s][done[s]] <= i]
             if not ready and done[0] == len(e) and done[1] == len(own) and done[2] < len(l) \
                     and wait[2][done[2]] <= i:
