@@ -101,3 +101,19 @@ def test_branching_part_is_left_as_written():
              LabelDef(".Lskip")]
     items = interleave(region, ARCH, writes(2), early).flatten()
     assert items[:4] == early
+
+
+def test_packing_is_kept_two_instructions_from_its_mfma():
+    """A VALU write an MFMA reads needs two wait states (isa/gfx90a.yaml valu_write_mfma_read): where the packing of
+    an operand would sit right before its MFMA, ready instructions that the MFMA does not touch go between (the
+    next tile's global reads), so the hazard pass needs no s_nop."""
+    region = [ins("v_lshl_or_b32 v50, v41, 16, v40"), ins("v_lshl_or_b32 v51, v43, 16, v42"),
+              ins("v_mfma_f32_32x32x8f16 a[0:15], v[50:51], v[60:61], a[0:15]"),
+              ins("v_mfma_f32_32x32x8f16 a[16:31], v[50:51], v[62:63], a[16:31]")]
+    early = loads(3)
+    out = interleave(region, ARCH, [], early).instructions()
+    where = check_merge(early, region, [], out)
+    assert where[id(region[2])] - where[id(region[1])] >= 3, [str(i) for i in out]
+    # with nothing else to issue the order stays as written (the hazard pass adds the s_nop)
+    alone = interleave(region, ARCH).instructions()
+    assert [str(i) for i in alone] == [str(i) for i in region]
