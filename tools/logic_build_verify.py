@@ -15,8 +15,8 @@ bench/rocblas_logic_built_<schedule>.md.
    in an order shuffled with ``--seed``, so that a build cut short (``--build-budget``, or stopped) leaves the
    schedule it was in with complete files drawn without bias;
 2. from each file's ``support.json``: built/total and the not-built reasons grouped (digits as N);
-3. per logic file, ``--per-file`` built solutions drawn with ``random.Random(seed)``, each run from its library
-   (``benchmark.verify.verify_library``: its code object and GlobalSplitU helper as a launcher finds them, strict
+3. per logic file, ``--per-file`` built solutions drawn with ``random.Random(f"{seed}/{file}")``, each run from its
+   library (``benchmark.verify.verify_library``: its code object and GlobalSplitU helper as a launcher finds them, strict
    emulator, random A/B/C, D poisoned, NaN guards past A and B) at two sizes (``sizes_for``, rounded by
    benchmark.sample's one sampling rule, ``size_constraints``/``round_up``/``next_prime``): the smallest its
    predicates admit (1 x 1 x 1 unless they ask more), batch 1, beta 0; primes past the macro tile's M, half its N
@@ -162,16 +162,18 @@ def _run_record(size, beta: float, r) -> dict:
 
 
 def verify_sample(files: dict[str, dict], per: int, seed: int, budget: float | None, reverify: bool, log) -> None:
-    """Per built file, ``per`` built kernels drawn with random.Random(seed), each at sizes_for's two sizes; the
-    runs go to OUT/<schedule>/<file>/verify.json (a file verified before with the same seed and count is not run
+    """Per built file, ``per`` built kernels drawn with random.Random(f"{seed}/{file}"), each at sizes_for's two sizes;
+    the runs go to OUT/<schedule>/<file>/verify.json (a file verified before with the same seed and count is not run
     again unless ``reverify``). With ``budget`` (seconds) no file is started once it is spent."""
     from tensile_asm.benchmark.verify import SolutionResult, verify_library
     from tensile_asm.library.codeobjects import LibraryFolder
 
-    rng = random.Random(seed)
-    picks = {file: rng.sample(sorted(set(f["built"])), min(per, len(set(f["built"])))) for file, f in files.items()}
+    # each file's draw is its own (seeded by seed and the file's name): the same kernels whichever other files are
+    # built yet, so verification can run beside a build and resume after it
+    picks = {file: random.Random(f"{seed}/{file}").sample(sorted(set(f["built"])), min(per, len(set(f["built"]))))
+             for file, f in files.items()}
     order = sorted(picks)
-    rng.shuffle(order)                  # a budget cut short leaves an unbiased subset of files verified
+    random.Random(seed).shuffle(order)  # a budget cut short leaves an unbiased subset of files verified
     t0 = time.perf_counter()
     for file in order:
         record = files[file]["out"] / "verify.json"
