@@ -313,13 +313,18 @@ def test_random_direct_to_vgpr_mfma_kernels_match_reference(index):
     check(dtv_cases(DTV_CASES, SEED + 10, 80)[index])
 
 
+def slow_cases() -> list[dict]:
+    """The --slow run's cases (bench/random_mfma_slow_run.py runs the same list case by case)."""
+    return (cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II")
+            + cases(SLOW_CASES // 8, SEED + 5, 160, "CCC") + cases(SLOW_CASES // 8, SEED + 7, 160, "ZZZ")
+            + cases(SLOW_CASES // 4, SEED + 9, 320, odd_tiles=True) + dtv_cases(SLOW_CASES // 8, SEED + 11, 160))
+
+
 def test_random_mfma_kernels_slow(request):
     if not request.config.getoption("--slow"):
         pytest.skip("the --slow run")
     failures = []
-    for case in (cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II")
-                 + cases(SLOW_CASES // 8, SEED + 5, 160, "CCC") + cases(SLOW_CASES // 8, SEED + 7, 160, "ZZZ")
-                 + cases(SLOW_CASES // 4, SEED + 9, 320, odd_tiles=True) + dtv_cases(SLOW_CASES // 8, SEED + 11, 160)):
+    for case in slow_cases():
         try:
             check(case)
         except AssertionError as e:
