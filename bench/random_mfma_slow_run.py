@@ -32,6 +32,7 @@ def main(argv=None) -> int:
     ap.add_argument("--summary", action="store_true", help="run nothing: summarize LOG")
     a = ap.parse_args(argv)
     import test_mfma_kernels as t
+    from verify_case import reproducer
 
     all_cases = t.slow_cases()
     done = {}
@@ -50,8 +51,8 @@ def main(argv=None) -> int:
                     result, message = "ok", ""
                 except AssertionError as e:
                     result, message = "FAIL", str(e)
-                except Exception as e:      # a crash is a finding too
-                    result, message = "FAIL", f"{type(e).__name__}: {e}"
+                except Exception as e:      # a crash is a finding too (the test would stop at it)
+                    result, message = "FAIL", f"{type(e).__name__}: {e}\nreproduce with:\n{reproducer(case)}"
                 rec = {"index": i, **_describe(case), "result": result, "seconds": round(time.perf_counter() - t0, 1),
                        "message": message[-4000:]}
                 done[i] = rec
