@@ -86,9 +86,11 @@ def _side(rng: random.Random, tile: int, largest: int) -> int:
     return rng.randint(1, largest)
 
 
-def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_tiles: bool = False) -> dict:
+def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_tiles: bool = False,
+              dtv_transposed: bool = False) -> dict:
     """One random case; ``odd_tiles``: MIWaveTile sides 5, 7 or 9 (macro tiles like 80, 112, 144, 160, 288 of
-    rocBLAS's logic, outside Tensile's tuning list) on one side or both."""
+    rocBLAS's logic, outside Tensile's tuning list) on one side or both; ``dtv_transposed``: DirectToVgprA tried
+    with A transposed too."""
     types = types or rng.choice(("SSS", "SSS", "SSS", "DDD", "HHS", "HSS", "HHH", "BBS", "BSS"))
     in_t, out_t, _ = split_types(types)
     archs = []
@@ -212,18 +214,26 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
                 del params["WaveSeparateGlobalRead" + tc]
     # LocalSplitU 2 (the 4-value form's WorkGroup[2]) and InnerUnroll 2, decided by the seed already drawn (no
     # further draws, so the other cases stay as they were), kept where Tensile's rules and the writer accept them
-    # DirectToVgprA (A's global reads straight into its MFMA operands: writer/direct_to_vgpr.py; Tensile's rule
-    # GlobalLoadVectorWidthA = VectorWidth), decided by the seed as well
+    # DirectToVgprA (A's global reads straight into its MFMA operands: writer/direct_to_vgpr.py; Tensile's rules:
+    # GlobalLoadVectorWidthA = VectorWidth with A not transposed; transposed, GlobalLoadVectorWidthA =
+    # LocalReadVectorWidth and NumLoadsCoalescedA = DepthU // (MatrixInstK x GLVW x LocalSplitU // MIInputPerThread)),
+    # decided by the seed as well
     for key, value, wanted in (("LocalSplitU", 2, "WorkGroup" in params and case["seed"] % 4 == 1),
                                ("InnerUnroll", 2, case["seed"] % 5 == 2),
-                               ("DirectToVgprA", True, case["seed"] % 3 == 2 and not ta)):
+                               ("DirectToVgprA", True, case["seed"] % 3 == 2 and (not ta or dtv_transposed))):
         if not wanted:
             continue
         trial = dict(params)
         if key == "LocalSplitU":
             trial["WorkGroup"] = [*params["WorkGroup"][:2], value]
-        elif key == "DirectToVgprA":
+        elif key == "DirectToVgprA" and not ta:
             trial.update(DirectToVgprA=True, GlobalReadVectorWidth=-1, ExpandPointerSwap=True)   # (Tensile's rule)
+        elif key == "DirectToVgprA":    # one load of GLVW K values along each row: NumLoadsCoalescedA 1
+            lsu = trial.get("WorkGroup", [1, 1, 1])[2]
+            glvw = max(1, du * (m * k * b // 64) // (k * lsu))
+            trial.update(DirectToVgprA=True, GlobalReadVectorWidth=glvw, LocalReadVectorWidth=glvw,
+                         ExpandPointerSwap=True, PrefetchLocalRead=max(1, trial["PrefetchLocalRead"]),
+                         VectorWidth=1)
         else:
             trial[key] = value
         sol = make(case["problem"], trial)
@@ -293,13 +303,17 @@ def test_random_complex_mfma_kernels_match_reference(index):
 DTV_CASES = 4
 
 
-def dtv_cases(count: int, seed: int, largest: int) -> list[dict]:
-    """Random cases that the draw made DirectToVgprA (fp32, fp64 and complex types, A not transposed)."""
+def dtv_cases(count: int, seed: int, largest: int, wider: bool = False) -> list[dict]:
+    """Random cases that the draw made DirectToVgprA (fp32, fp64 and complex types, A not transposed; ``wider``:
+    fp16, bf16, fp64 and int8, A transposed or not)."""
     rng, out = random.Random(seed), []
     for _ in range(200 * count):
         if len(out) == count:
             break
-        case = draw_case(rng, largest, rng.choice(("SSS", "SSS", "DDD", "ZZZ", "CCC")))
+        if wider:
+            case = draw_case(rng, largest, rng.choice(("HHS", "HSS", "BBS", "HHH", "DDD", "I8II")), dtv_transposed=True)
+        else:
+            case = draw_case(rng, largest, rng.choice(("SSS", "SSS", "DDD", "ZZZ", "CCC")))
         if case["params"].get("DirectToVgprA"):
             out.append(case)
     assert len(out) == count, f"only {len(out)} of {200 * count} draws were DirectToVgprA"
@@ -317,7 +331,18 @@ def slow_cases() -> list[dict]:
     """The --slow run's cases (bench/random_mfma_slow_run.py runs the same list case by case)."""
     return (cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II")
             + cases(SLOW_CASES // 8, SEED + 5, 160, "CCC") + cases(SLOW_CASES // 8, SEED + 7, 160, "ZZZ")
-            + cases(SLOW_CASES // 4, SEED + 9, 320, odd_tiles=True) + dtv_cases(SLOW_CASES // 8, SEED + 11, 160))
+            + cases(SLOW_CASES // 4, SEED + 9, 320, odd_tiles=True) + dtv_cases(SLOW_CASES // 8, SEED + 11, 160)
+            + dtv_cases(SLOW_CASES // 8, SEED + 13, 160, wider=True))
+
+
+DTV16_CASES = 2
+
+
+@pytest.mark.parametrize("index", range(DTV16_CASES))
+def test_random_direct_to_vgpr_16_bit_and_transposed_match_reference(index):
+    """DirectToVgprA with fp16/bf16 (halves packed from one load per K value: direct_to_vgpr.step_operand) and
+    with A transposed (one load per output and K-step), fp64 and int8 too."""
+    check(dtv_cases(DTV16_CASES, SEED + 12, 80, wider=True)[index])
 
 
 def test_random_mfma_kernels_slow(request):

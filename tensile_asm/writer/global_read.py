@@ -232,24 +232,38 @@ def partial_vectors(g, name: str) -> bool:
     return straddling_vectors(g, name) and not g.guarantee_no_partial(name)
 
 
+def _edge_slot(ctx: KernelContext, op: OperandTile, i: int) -> int:
+    """The rows-left register of load ``i``: one per coalesced load (per group of VW outputs, DirectToVgpr)."""
+    g = ctx.geometry
+    if dtv(g, op.name):
+        from tensile_asm.writer import direct_to_vgpr, mfma
+        return direct_to_vgpr.load_position(g, i, mfma.plan(ctx))[1]
+    return i % g.num_loads_coalesced(op.name)
+
+
 def _dtv_operand(ctx: KernelContext, name: str, index: int) -> OperandTile:
     """A DirectToVgpr operand (writer/direct_to_vgpr.py): its loads fill register set ``index`` of the MFMA
-    operand; no LDS address, no widening, no partial vectors (4- to 16-byte elements)."""
+    operand; no LDS address, no widening; 16-bit vectors partly past the free size load element by element as
+    for the LDS path (one rows-left register per group of VectorWidth outputs, ``_edge_slot``)."""
     from tensile_asm.writer import direct_to_vgpr, mfma
     g, p = ctx.geometry, mfma.plan(ctx)
     n = direct_to_vgpr.num_loads(g, p)
     values = direct_to_vgpr.operand_set(ctx, p, index)
     data = direct_to_vgpr.load_registers(ctx, p, values)
+    edge = partial_vectors(g, name)
     return OperandTile(
         name=name, macro_tile=g.mt0 if name == "A" else g.mt1, tlu=g.tlu_a if name == "A" else g.tlu_b,
-        glvw=g.glvw(name), free_size_arg="SizesFree0" if name == "A" else "SizesFree1",
+        glvw=direct_to_vgpr.load_width(g, p), free_size_arg="SizesFree0" if name == "A" else "SizesFree1",
         srd=ctx.sgpr(f"Srd{name}", 4), chunk_bytes=ctx.sgpr(f"DepthUBytes{name}"),
         increment=ctx.sgpr(f"GlobalReadInc{name}"), offsets=[ctx.vgpr(f"GlobalReadOffset{name}{i}") for i in range(n)],
-        lds_addresses=[], data=data, lds_data=data, write_masks=[None] * n, dtv_set=values)
+        lds_addresses=[], data=data, lds_data=data, write_masks=[None] * n, dtv_set=values,
+        edge_left=[ctx.vgpr(f"EdgeLeft{name}{c}") for c in range(direct_to_vgpr.groups(g, p))] if edge else None,
+        edge_flag=ctx.sgpr(f"EdgeTile{name}") if edge else None)
 
 
 def dtv_second_set(ctx: KernelContext, op: OperandTile) -> OperandTile:
-    """A DirectToVgpr operand's second register set (the next tile's MFMA operands): same descriptor and offsets."""
+    """A DirectToVgpr operand's second register set (the next tile's MFMA operands): same descriptor and offsets
+    (the rows-left registers and edge flag stay the first set's)."""
     other = _dtv_operand(ctx, op.name, 1)
     return replace(op, data=other.data, lds_data=other.data, dtv_set=other.dtv_set)
 
@@ -349,7 +363,7 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         for p in range(1, g.num_loads(op.name) // nlc):
             m.add(ctx.inst("s_mul_i32", op.soffsets[p * nlc], arg(op.stride_arg), p * lsp * bpe,
                            comment=f"loads {p * nlc}..: {p * lsp} steps of K further"))
-    for i in range(g.num_loads(op.name)):
+    for i in range(len(op.offsets)):     # (DirectToVgpr: its own loads, direct_to_vgpr.num_loads)
         coords, tile_index, k_index = tile_coordinates(ctx, op, regs, i)
         row, tmp = ctx.vgpr(f"{op.name}Row"), ctx.vgpr(f"{op.name}Tmp")
         m.add(coords, ctx.inst("v_add_u32", row, tile_base, tile_index))
@@ -407,7 +421,7 @@ def _mark_edge_vector(ctx: KernelContext, op: OperandTile, i: int, row, size) ->
     """Load ``i``'s vector reaches past the free size (rows left < width; negative: wholly past it):
     set offset bit 31, so its vector load is out of range (0) in every step along K."""
     g = ctx.geometry
-    c = i % g.num_loads_coalesced(op.name)
+    c = _edge_slot(ctx, op, i)
     left = op.edge_left[c] if op.edge_left is not None else ctx.vgpr(f"EdgeLeftTmp{op.name}")
     marked = ctx.vgpr(f"EdgeOffset{op.name}")
     return Module(f"{op.name} load {i}: vector past the free size?").add(
@@ -424,7 +438,7 @@ def _edge_elements(ctx: KernelContext, op: OperandTile, i: int, offset, data, k_
     g = ctx.geometry
     if g.in_bpe not in (1, 2):
         raise ValueError(f"per-element edge loads are written for 8- and 16-bit elements, not {g.in_bpe}-byte ones")
-    left = op.edge_left[i % g.num_loads_coalesced(op.name)]
+    left = op.edge_left[_edge_slot(ctx, op, i)]
     saved = ctx.sgpr(f"SavedExecEdge{op.name}", 2)
     real = ctx.vgpr(f"EdgeReal{op.name}")
     m = Module(f"{op.name} load {i}: partial vector, element by element")

@@ -94,15 +94,20 @@ def _mfma_math(ctx: KernelContext) -> _Math:
     dtv_sets: dict = {}
 
     def values_a(state, regset, step, buffer):
-        if direct_to_vgpr.dtv(ctx.geometry, "A"):   # the global reads of this buffer's tile are the operand
-            return direct_to_vgpr.step_values(ctx, p, dtv_sets[buffer], step)
-        return mfma_local_read.operand_values(ctx.geometry, p, state, 0, regset, step)
+        """(packing, A's operand of this K-step). DirectToVgprA: the global reads of this buffer's tile are the
+        operand (16-bit types packed from them first: direct_to_vgpr.step_operand)."""
+        if direct_to_vgpr.dtv(ctx.geometry, "A"):
+            return direct_to_vgpr.step_operand(ctx, p, dtv_sets[buffer], step)
+        return Module("no packing"), mfma_local_read.operand_values(ctx.geometry, p, state, 0, regset, step)
 
     def step_parts(ctx, acc, state, regset=0, step=0, buffer=0):
-        return mfma.mfma_step_parts(
-            ctx, p, acc, values_a(state, regset, step, buffer),
-            mfma_local_read.operand_values(ctx.geometry, p, state, 1, regset, step),
+        pack_a, a = values_a(state, regset, step, buffer)
+        packs, mfmas = mfma.mfma_step_parts(
+            ctx, p, acc, a, mfma_local_read.operand_values(ctx.geometry, p, state, 1, regset, step),
             (mfma_local_read.widened(ctx.geometry, 0), mfma_local_read.widened(ctx.geometry, 1)))
+        if pack_a.items:
+            packs = Module(packs.name).add(pack_a.items, packs.items)
+        return packs, mfmas
 
     def step(ctx, acc, state, regset=0, step=0, buffer=0):
         packs, mfmas = step_parts(ctx, acc, state, regset, step, buffer)

@@ -97,8 +97,8 @@ def operand_values(g, p: MfmaPlan, state: MfmaReadState, dim: int, regset: int, 
 
 def widened(g, dim: int) -> bool:
     """Values read one register per value and packed before the MFMA: 8- and 16-bit ones in a K-major tile
-    (one value each)."""
-    return g.narrow_lds and not g.lds_tile(_operand(dim)).unroll_major
+    (one value each). (DirectToVgpr operands are packed from their loads: direct_to_vgpr.step_operand.)"""
+    return g.narrow_lds and not g.direct_to_vgpr[dim] and not g.lds_tile(_operand(dim)).unroll_major
 
 
 def read_registers(g, p: MfmaPlan, dim: int) -> int:
