@@ -87,10 +87,10 @@ def _side(rng: random.Random, tile: int, largest: int) -> int:
 
 
 def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_tiles: bool = False,
-              dtv_transposed: bool = False) -> dict:
+              dtv_wider: bool = False) -> dict:
     """One random case; ``odd_tiles``: MIWaveTile sides 5, 7 or 9 (macro tiles like 80, 112, 144, 160, 288 of
-    rocBLAS's logic, outside Tensile's tuning list) on one side or both; ``dtv_transposed``: DirectToVgprA tried
-    with A transposed too."""
+    rocBLAS's logic, outside Tensile's tuning list) on one side or both; ``dtv_wider``: DirectToVgprA tried with A
+    transposed too, with the VectorWidth, ScheduleIterAlg and TransposeLDS its rules need."""
     types = types or rng.choice(("SSS", "SSS", "SSS", "DDD", "HHS", "HSS", "HHH", "BBS", "BSS"))
     in_t, out_t, _ = split_types(types)
     archs = []
@@ -220,7 +220,7 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
     # decided by the seed as well
     for key, value, wanted in (("LocalSplitU", 2, "WorkGroup" in params and case["seed"] % 4 == 1),
                                ("InnerUnroll", 2, case["seed"] % 5 == 2),
-                               ("DirectToVgprA", True, case["seed"] % 3 == 2 and (not ta or dtv_transposed))):
+                               ("DirectToVgprA", True, case["seed"] % 3 == 2 and (not ta or dtv_wider))):
         if not wanted:
             continue
         trial = dict(params)
@@ -228,12 +228,18 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
             trial["WorkGroup"] = [*params["WorkGroup"][:2], value]
         elif key == "DirectToVgprA" and not ta:
             trial.update(DirectToVgprA=True, GlobalReadVectorWidth=-1, ExpandPointerSwap=True)   # (Tensile's rule)
+            if dtv_wider:   # 16-bit: VectorWidth x 2 bytes >= 4 (Tensile's rule); ScheduleIterAlg 3 with PGR 2
+                trial.pop("WaveSeparateGlobalReadA", None)
+                trial["ScheduleIterAlg"] = 3
+                if TYPE_BYTES[in_t] == 2 and trial["VectorWidth"] in (-1, 1):
+                    trial["VectorWidth"] = 4 if wave_tile[0] % 4 == 0 else 2
         elif key == "DirectToVgprA":    # one load of GLVW K values along each row: NumLoadsCoalescedA 1
             lsu = trial.get("WorkGroup", [1, 1, 1])[2]
             glvw = max(1, du * (m * k * b // 64) // (k * lsu))
             trial.update(DirectToVgprA=True, GlobalReadVectorWidth=glvw, LocalReadVectorWidth=glvw,
                          ExpandPointerSwap=True, PrefetchLocalRead=max(1, trial["PrefetchLocalRead"]),
-                         VectorWidth=1)
+                         VectorWidth=1, ScheduleIterAlg=3, TransposeLDS=1)
+            trial.pop("WaveSeparateGlobalReadA", None)
         else:
             trial[key] = value
         sol = make(case["problem"], trial)
@@ -311,7 +317,7 @@ def dtv_cases(count: int, seed: int, largest: int, wider: bool = False) -> list[
         if len(out) == count:
             break
         if wider:
-            case = draw_case(rng, largest, rng.choice(("HHS", "HSS", "BBS", "HHH", "DDD", "I8II")), dtv_transposed=True)
+            case = draw_case(rng, largest, rng.choice(("HHS", "HSS", "BBS", "HHH", "DDD", "I8II")), dtv_wider=True)
         else:
             case = draw_case(rng, largest, rng.choice(("SSS", "SSS", "DDD", "ZZZ", "CCC")))
         if case["params"].get("DirectToVgprA"):
