@@ -103,6 +103,39 @@ def load_position(g, i: int, p: MfmaPlan) -> tuple[int, int, int]:
     return step, c, j
 
 
+def k_delta(g, p: MfmaPlan, i: int) -> int:
+    """K values between load ``i`` and the first load of its group (K-step 0, K value 0)."""
+    step, _, j = load_position(g, i, p)
+    return step * g.local_split_u * p.shape.k + j
+
+
+def shared_offsets(g) -> bool:
+    """With TLU A the loads of one group of outputs differ only in K: they share the group's offset VGPR and add
+    their K distance (k_delta x stride bytes) as the buffer load's SGPR soffset, as Tensile's UseSgprForGRO does
+    (a VGPR a load fewer: 30 of MT256x128 fp16's). The soffset is outside the buffer's range check, so a row past the
+    free size must be out of range by its offset (bit 31, global_read._mark_edge_vector), which marks a whole
+    vector: shared where 16-bit vectors partly past the size load element by element anyway (straddling), where
+    vectors are one element, or where none is partly past it (GuaranteeNoPartial); otherwise one VGPR a load."""
+    from tensile_asm.writer.global_read import straddling_vectors
+    return bool(g.tlu_a and g.buffer_load and (straddling_vectors(g, "A") or g.glvw("A") == 1
+                                               or g.guarantee_no_partial("A")))
+
+
+def soffset_setup(ctx: KernelContext, op, stride) -> Module:
+    """The K-distance SGPRs of the loads sharing offsets (``shared_offsets``): k_delta x stride x element bytes."""
+    from tensile_asm.writer import mfma
+    g, p = ctx.geometry, mfma.plan(ctx)
+    m = Module(f"{op.name}: the K distances of the DirectToVgpr loads of a group (soffsets)")
+    seen: list = []
+    for i, reg in enumerate(op.soffsets):
+        if reg == 0 or any(reg is r for r in seen):
+            continue
+        seen.append(reg)
+        m.add(ctx.inst("s_mul_i32", reg, stride, k_delta(g, p, i) * g.in_bpe,
+                       comment=f"{k_delta(g, p, i)} K values further"))
+    return m
+
+
 def dtv_reason(g, p: MfmaPlan, params: dict) -> str | None:
     """Why the DirectToVgpr operands of this MFMA solution cannot be built (None if they can, or there are none)."""
     if not any(g.direct_to_vgpr):

@@ -251,11 +251,18 @@ def _dtv_operand(ctx: KernelContext, name: str, index: int) -> OperandTile:
     values = direct_to_vgpr.operand_set(ctx, p, index)
     data = direct_to_vgpr.load_registers(ctx, p, values)
     edge = partial_vectors(g, name)
+    offsets, soffsets = [ctx.vgpr(f"GlobalReadOffset{name}{i}") for i in range(n)], None
+    if direct_to_vgpr.shared_offsets(g):   # a group's loads: one offset VGPR, their K distance an SGPR each
+        bases = [ctx.vgpr(f"GlobalReadOffset{name}{c}") for c in range(direct_to_vgpr.groups(g, p))]
+        offsets = [bases[direct_to_vgpr.load_position(g, i, p)[1]] for i in range(n)]
+        deltas = [direct_to_vgpr.k_delta(g, p, i) for i in range(n)]
+        by_delta = {d: ctx.sgpr(f"GlobalReadSOffset{name}K{d}") for d in sorted(set(deltas)) if d}
+        soffsets = [by_delta.get(d, 0) for d in deltas]
     return OperandTile(
         name=name, macro_tile=g.mt0 if name == "A" else g.mt1, tlu=g.tlu_a if name == "A" else g.tlu_b,
         glvw=direct_to_vgpr.load_width(g, p), free_size_arg="SizesFree0" if name == "A" else "SizesFree1",
         srd=ctx.sgpr(f"Srd{name}", 4), chunk_bytes=ctx.sgpr(f"DepthUBytes{name}"),
-        increment=ctx.sgpr(f"GlobalReadInc{name}"), offsets=[ctx.vgpr(f"GlobalReadOffset{name}{i}") for i in range(n)],
+        increment=ctx.sgpr(f"GlobalReadInc{name}"), offsets=offsets, soffsets=soffsets,
         lds_addresses=[], data=data, lds_data=data, write_masks=[None] * n, dtv_set=values,
         edge_left=[ctx.vgpr(f"EdgeLeft{name}{c}") for c in range(direct_to_vgpr.groups(g, p))] if edge else None,
         edge_flag=ctx.sgpr(f"EdgeTile{name}") if edge else None)
@@ -357,7 +364,10 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         m.add(_edge_tile_flag(ctx, op, tile_base, arg(op.free_size_arg)))
     lds_base = 0 if op.name == "A" else g.lds_offset_b
     shared = op.soffsets is not None
-    if shared:   # load (p, c): p x LSP steps of K past load (0, c), an SGPR each
+    if shared and dtv(g, op.name):
+        from tensile_asm.writer import direct_to_vgpr
+        m.add(direct_to_vgpr.soffset_setup(ctx, op, arg(op.stride_arg)))
+    elif shared:   # load (p, c): p x LSP steps of K past load (0, c), an SGPR each
         lsp = g.load_spacing(op.name)[1]
         nlc = g.num_loads_coalesced(op.name)
         for p in range(1, g.num_loads(op.name) // nlc):
