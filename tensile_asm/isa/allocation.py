@@ -117,3 +117,14 @@ def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Al
             f"SGPR {next_free['s']}; '{overflow.name}' of {overflow.count} is the first past the limit); "
             f"choose a smaller ThreadTile or DepthU")
     return Allocation(assignment, next_free)
+
+
+def spare_registers(next_free: int, count: int, align: int, limit: int, kind: str = "s", what: str = "kernel") -> int:
+    """The first of ``count`` registers (aligned to ``align``) past every register an allocation placed
+    (``next_free``): for code added after allocation (the long branches of isa/branch_relax.py) that no
+    allocated register may share. Raises UserError when they are past ``limit``."""
+    base = -(-next_free // align) * align
+    if base + count > limit:
+        raise UserError(f"{what}: needs more than {limit} {kind.upper()}GPRs ({count} more for long branches past "
+                        f"the {next_free} allocated); choose a smaller ThreadTile or DepthU")
+    return base

@@ -169,6 +169,18 @@ class Imm:
 
 
 @dataclass(frozen=True)
+class LabelOffset(Imm):
+    """A 32-bit literal the assembler computes: the bytes from label ``base`` to label ``target``
+    (``target-base``; the long branches of isa/branch_relax.py). ``value`` is unused (0)."""
+
+    target: str = ""
+    base: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.target}-{self.base}"
+
+
+@dataclass(frozen=True)
 class Label:
     """A branch target. ``address`` is filled in when parsed back from a code object."""
 

@@ -18,10 +18,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
-from tensile_asm.isa.allocation import allocate
+from tensile_asm.isa.allocation import allocate, spare_registers
 from tensile_asm.isa.arch import Arch
+from tensile_asm.isa.branch_relax import relax_branches
 from tensile_asm.isa.hazards import insert_wait_states
 from tensile_asm.isa.module import LabelDef, Module
+from tensile_asm.isa.registers import Reg
 from tensile_asm.isa.waitcnt_pass import insert_waitcnt
 from tensile_asm.writer import (direct_to_vgpr, global_read, local_memory, mac, mfma, mfma_local_read, mfma_store,
                                 signature, split_u, stagger, store)
@@ -47,6 +49,13 @@ class Kernel:
         # hazard-free by construction: s_nop wherever isa/<arch>.yaml `hazards` asks (both idempotent).
         insert_waitcnt(self.module, self.arch, self.assignment)
         insert_wait_states(self.module, self.arch, self.assignment)
+        # last: a branch beyond its 16-bit offset becomes the long form, through an SGPR pair past the allocated
+        relax_branches(self.module, self.arch, self._spare_sgpr_pair)
+
+    def _spare_sgpr_pair(self) -> Reg:
+        base = spare_registers(self.resources.sgprs, 2, 2, self.arch.sgpr["max_user"], "s", f"kernel {self.name}")
+        self.resources = dataclasses.replace(self.resources, sgprs=base + 2)
+        return Reg("s", base, 2)
 
     def body_text(self) -> str:
         """Function text without metadata (for linking several kernels with one metadata note)."""
