@@ -102,9 +102,10 @@ class GemmKernelContract:
     def from_solution(cls, solution, name: str) -> "GemmKernelContract":
         d, pt = solution.derived, solution.problem_type
         algorithm = MULTIPLE_BUFFER if d.global_accumulation == MULTIPLE_BUFFER else SINGLE_BUFFER
-        # LDS holds A/B-size elements with MFMA, else accumulator-size ones (VALU widens 16-bit inputs to fp32)
+        # LDS holds A/B-size elements with MFMA, else accumulator-size ones (VALU widens 16-bit inputs to fp32
+        # where that fits)
         lds = d.lds.layout(writer_lds_element_bytes(pt.data_type.bytes, accumulator_bytes(pt.data_type.char),
-                                                    d.is_mfma)).bytes
+                                                    d.is_mfma, d.lds)).bytes
         return cls(name=name, transpose_a=pt.transpose_a, transpose_b=pt.transpose_b, batched=pt.batched,
                    use_beta=pt.use_beta, data_type=pt.data_type.char, dest_type=pt.dest_type.char,
                    compute_type=pt.compute_type.char, macro_tile=(d.mt0, d.mt1), threads=d.num_threads,

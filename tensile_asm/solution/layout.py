@@ -6,8 +6,8 @@ fields of ``Derived``) and raising ``Reject`` with the one reason a solution is 
 
 The LDS layout is kept as what LDS holds (``LdsTiles``, in elements) and placed for an element size by
 ``LdsTiles.layout``: at the A/B type's size it gives Tensile's LdsOffset*/LdsNumElements* keys; a writer
-that keeps LDS elements wider than A/B's (our VALU writer widens 16-bit inputs to fp32) places it at its own
-size (``writer_lds_element_bytes``).
+that keeps LDS elements wider than A/B's (our VALU writer widens 16-bit inputs to fp32 where that fits) places
+it at its own size (``writer_lds_element_bytes``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ import math
 from dataclasses import dataclass
 
 MAX_LDS_BYTES = 65536
+# The most LDS a VALU kernel's fp32 layout of 16-bit A/B may take (``writer_lds_element_bytes``): beyond it they
+# stay 16-bit in LDS. The LDS of every architecture Tensile targets (tests lower it to exercise the 16-bit path).
+VALU_WIDE_LDS_LIMIT = MAX_LDS_BYTES
 MAX_DEPTH_U = 1024
 
 
@@ -31,11 +34,18 @@ def next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def writer_lds_element_bytes(in_bytes: int, accumulator_bytes: int, mfma: bool) -> int:
+def writer_lds_element_bytes(in_bytes: int, accumulator_bytes: int, mfma: bool, tiles: "LdsTiles | None" = None) -> int:
     """Bytes of one LDS element in our kernels: with MFMA, 8- and 16-bit A/B stay their own size (as in
     Tensile's kernels, so the LDS is Tensile's LdsNumElements x A/B bytes); otherwise (VALU, or 32-bit and wider
-    inputs) the accumulator's size (the VALU writer widens 16-bit inputs to fp32 on their way into LDS)."""
-    return in_bytes if mfma and in_bytes < 4 else accumulator_bytes
+    inputs) the accumulator's size (the VALU writer widens 16-bit inputs to fp32 on their way into LDS), except
+    where that layout of ``tiles`` would not fit the 64 KiB of LDS: then the VALU writer keeps 16-bit A/B
+    16-bit in LDS too (Tensile's size) and widens them after its local reads (writer/local_memory.py)."""
+    if mfma and in_bytes < 4:
+        return in_bytes
+    if (in_bytes == 2 and accumulator_bytes == 4 and tiles is not None
+            and tiles.layout(accumulator_bytes).bytes > VALU_WIDE_LDS_LIMIT):
+        return in_bytes
+    return accumulator_bytes
 
 
 LDS_ALIGN_BYTES = 256  # B's tile starts at a 256-byte boundary (Tensile: 64 registers / registers per element)

@@ -6,6 +6,7 @@ Nothing here is global; one context per kernel.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction import Instruction
@@ -31,7 +32,8 @@ class Geometry:
 
     The one thing decided here is the LDS element: for VALU kernels 16-bit inputs are widened to fp32 on
     their way into LDS (and accumulate in fp32), so LDS holds 4-byte elements (8 for fp64) where Tensile's
-    keys count A/B elements; the derivation's LDS tiles are placed at that size (``lds``). With MFMA, 8- and
+    keys count A/B elements; the derivation's LDS tiles are placed at that size (``lds``). Where that layout
+    would not fit the 64 KiB of LDS, they stay 16-bit in LDS and are widened after the local reads. With MFMA, 8- and
     16-bit inputs (I8, the fp8/bf8 types, H, B) stay their own size in LDS, as in Tensile's kernels (widened they would need
     two or four times Tensile's LDS): the MFMA reads its operands from LDS as they are (mfma_local_read.py).
     """
@@ -174,16 +176,23 @@ class Geometry:
         otherwise fp32 (16-bit inputs are widened to fp32 on their way into LDS and accumulate in fp32)."""
         return self.part_regs * (2 if self.complex else 1)
 
-    @property
+    @cached_property
     def lds_bpe(self) -> int:
-        return writer_lds_element_bytes(self.in_bpe, 4 * self.acc_regs, self.is_mfma)
+        return writer_lds_element_bytes(self.in_bpe, 4 * self.acc_regs, self.is_mfma, self.derived.lds)
 
     @property
     def narrow_lds(self) -> bool:
         """A/B keep their own size in LDS, as in Tensile's kernels (whose LdsNumElements count A/B elements):
         8- and 16-bit inputs (I8, fp8/bf8, H, B) with MFMA, which read them from LDS as they are. The VALU writer
-        widens 16-bit inputs to fp32 on their way into LDS."""
-        return self.is_mfma and self.in_bpe < 4
+        widens 16-bit inputs to fp32 on their way into LDS where that layout fits the LDS, else keeps them 16-bit
+        and widens them after its local reads (``valu_narrow_lds``)."""
+        return self.in_bpe < 4 and self.lds_bpe == self.in_bpe
+
+    @property
+    def valu_narrow_lds(self) -> bool:
+        """VALU kernel with 16-bit A/B kept 16-bit in LDS (their fp32 layout would not fit): the local reads
+        fetch 16-bit values and widen them to fp32 before the FMAs (writer/local_memory.py)."""
+        return not self.is_mfma and self.narrow_lds
 
     @property
     def float8(self) -> bool:

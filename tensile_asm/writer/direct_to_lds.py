@@ -39,6 +39,9 @@ def reason(g) -> str | None:
         if g.glvw(op) * g.in_bpe != 4 or g.lds_bpe != g.in_bpe:
             return (f"{what} with GlobalReadVectorWidth{op} {g.glvw(op)} of {g.in_bpe}-byte elements is not "
                     f"implemented (buffer_load_dword ... lds moves one dword per lane); use DirectToLds{op} 0")
+        if g.valu_narrow_lds:
+            return (f"{what} with 16-bit A/B kept 16-bit in LDS (their fp32 layout needs more than 64 KiB) is not "
+                    f"implemented; use DirectToLds{op} 0")
         if not g.buffer_load:
             return f"{what} needs BufferLoad (buffer_load_dword ... lds); use DirectToLds{op} 0"
         if g.prefetch_global_read_depth > 1 or g.one_lds_buffer:

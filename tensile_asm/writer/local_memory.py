@@ -101,6 +101,8 @@ class LocalReadState:
     address_b: VReg
     values_a: list        # register sets (two with PrefetchLocalRead), ThreadTile0 registers each
     values_b: list
+    raw_a: list | None = None   # 16-bit A/B kept 16-bit in LDS (Geometry.valu_narrow_lds): the values as read,
+    raw_b: list | None = None   # per register set, widened into values_a/b by ``widen_reads``
 
 
 def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, LocalReadState]:
@@ -113,6 +115,9 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
     state = LocalReadState(ctx.vgpr("LocalReadAddrA"), ctx.vgpr("LocalReadAddrB"),
                            [VReg("v", g.tt0 * r, f"ValuA_X{s}", align) for s in range(sets)],
                            [VReg("v", g.tt1 * r, f"ValuB_X{s}", align) for s in range(sets)])
+    if g.valu_narrow_lds:
+        state.raw_a, state.raw_b = ([VReg("v", _raw_regs(tt, vw), f"Valu{x}_Raw{s}", align) for s in range(sets)]
+                                    for x, tt in (("A", g.tt0), ("B", g.tt1)))
     m = Module("local read addresses")
     m.add(ctx.inst("v_lshlrev_b32", state.address_a, bpe_shift + (vw.bit_length() - 1), regs.tid0),
           ctx.inst("v_lshlrev_b32", state.address_b, bpe_shift + (vw.bit_length() - 1), regs.tid1),
@@ -125,9 +130,20 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters) -> tuple[Module, 
     return m, state
 
 
+def _raw_regs(tt: int, vw: int) -> int:
+    """Registers of one thread tile side's 16-bit values as read: a vector of VectorWidth values (2 a register),
+    one register for a lone value (ds_read_u16)."""
+    return tt if vw == 1 else tt // 2
+
+
+_READ_16 = {1: "ds_read_u16", 2: "ds_read_b32", 4: "ds_read_b64", 8: "ds_read_b128"}
+
+
 def local_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int = 0, regset: int = 0) -> Module:
     """Read the thread tile's A and B values of K-slice ``u`` (of this group's LoopUnroll)."""
     g = ctx.geometry
+    if g.valu_narrow_lds:
+        return _narrow_reads(ctx, state, u, buffer, regset)
     bpe, vw, r = g.lds_bpe, g.vector_width, g.acc_regs
     base = g.lds_buffer_offset(buffer)
     m = Module(f"local read k={u}")
@@ -140,3 +156,39 @@ def local_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int =
     return m
 
 
+
+
+def _narrow_reads(ctx: KernelContext, state: LocalReadState, u: int, buffer: int, regset: int) -> Module:
+    """16-bit A/B in LDS: each vector of VectorWidth values in one read of its 2 x VectorWidth bytes."""
+    g = ctx.geometry
+    vw, base = g.vector_width, g.lds_buffer_offset(buffer)
+    m = Module(f"local read k={u} (16-bit)")
+    per = 1 if vw == 1 else vw // 2          # registers per vector
+    for raw, addr, mt, sg, tt in ((state.raw_a[regset], state.address_a, g.lds_row("A"), g.wg0, g.tt0),
+                                  (state.raw_b[regset], state.address_b, g.lds_row("B"), g.wg1, g.tt1)):
+        for v in range(tt // vw):
+            off = base + (u * mt + v * sg * vw) * 2
+            m.add(ctx.inst(_READ_16[vw], raw.slice(v * per, per), addr, mods=[("offset", off)] if off else ()))
+    return m
+
+
+def widen_reads(ctx: KernelContext, state: LocalReadState, regset: int) -> Module:
+    """The 16-bit values of register set ``regset`` as fp32 in ``values_a/b`` (before the FMAs that use them):
+    fp16 by v_cvt_f32_f16 (the upper half shifted down first), bf16 by moving it to the upper half of a zero
+    fp32 (shift left 16, or masking off the lower half)."""
+    g = ctx.geometry
+    m = Module("widen the 16-bit values to fp32")
+    vw = g.vector_width
+    for raw, values, tt in ((state.raw_a[regset], state.values_a[regset], g.tt0),
+                            (state.raw_b[regset], state.values_b[regset], g.tt1)):
+        for e in range(tt):
+            src, upper = (raw[e], False) if vw == 1 else (raw[e // 2], bool(e % 2))
+            if g.data_type == "B":
+                m.add(ctx.inst("v_and_b32", values[e], 0xFFFF0000, src) if upper
+                      else ctx.inst("v_lshlrev_b32", values[e], 16, src))
+                continue
+            if upper:
+                m.add(ctx.inst("v_lshrrev_b32", values[e], 16, src))
+                src = values[e]
+            m.add(ctx.inst("v_cvt_f32_f16", values[e], src))
+    return m

@@ -14,7 +14,7 @@ from __future__ import annotations
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import KernelContext
-from tensile_asm.writer.local_memory import LocalReadState
+from tensile_asm.writer.local_memory import LocalReadState, widen_reads
 
 
 def accumulators(ctx: KernelContext) -> VReg:
@@ -98,6 +98,8 @@ def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int =
     g = ctx.geometry
     a, b = state.values_a[regset], state.values_b[regset]
     m = Module(f"MAC {g.tt0}x{g.tt1}")
+    if g.valu_narrow_lds:   # 16-bit A/B read as they are in LDS: widened here, once their reads have landed
+        m.add(widen_reads(ctx, state, regset))
     if g.integer:   # Int8x4: four int8 products summed into the int32 accumulator, wrapping
         for j in range(g.tt1):
             for i in range(g.tt0):
