@@ -116,8 +116,7 @@ def relax_branches(target: Module | list, arch, spare_pair: Callable[[], Reg]) -
     gives the SGPR pair the long forms use (called only if one is needed). Returns how many were relaxed."""
     if _item_count(target) * MAX_INSTRUCTION_BYTES <= 4 * SIMM16_MAX:
         return 0            # even at the largest size per item, every offset fits (most kernels: no flattening)
-    items = [x for x in (target.flatten() if isinstance(target, Module) else target)
-             if x.__class__ in (Instruction, LabelDef)]
+    items = target.code() if isinstance(target, Module) else [x for x in target if x.__class__ in (Instruction, LabelDef)]
     far = far_branches(items, arch.name)
     if not far:
         return 0
