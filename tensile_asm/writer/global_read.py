@@ -228,8 +228,17 @@ def straddling_vectors(g, name: str) -> bool:
 
 def partial_vectors(g, name: str) -> bool:
     """Some vector of ``name`` may be partly inside the free size (no GuaranteeNoPartial): those lanes load
-    element by element."""
-    return straddling_vectors(g, name) and not g.guarantee_no_partial(name)
+    element by element. With global loads (``global_edge``): every tile reaching past the free size."""
+    return global_edge(g, name) or (straddling_vectors(g, name) and not g.guarantee_no_partial(name))
+
+
+def global_edge(g, name: str) -> bool:
+    """BufferLoad false with vectors along the free dimension (GlobalReadVectorWidth > 1, tile dimension the
+    unit-stride one): global loads have no range check, so a vector reaching past the free size would read past
+    the matrix. A work-group whose tile reaches past the size loads every vector element by element, element e
+    from row min(r + e, size - 1) (``_global_edge_elements``: the rows past the size read the last row, whose
+    values only reach outputs past the size); the others load whole vectors, all inside the size."""
+    return not g.buffer_load and (g.tlu_a if name == "A" else g.tlu_b) and g.glvw(name) > 1
 
 
 def _edge_slot(ctx: KernelContext, op: OperandTile, i: int) -> int:
@@ -315,7 +324,10 @@ def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, 
     if g.wave_separate(op.name):
         thread = ctx.vgpr(f"{op.name}Lane")
         m.add(ctx.inst("v_and_b32", thread, threads - 1, regs.serial, comment="lane: the wave's own load tile"))
-    if getattr(g, f"coalesce_group_{op.name.lower()}"):
+    tsgr = g.thread_separate(op.name)
+    if tsgr:    # ThreadSeparateGlobalRead: lane groups of a wave each load 1/(2 x tsgr) of its rows
+        m.add(_thread_separate(ctx, op, thread, coal, perp, tsgr, threads_per_row))
+    elif getattr(g, f"coalesce_group_{op.name.lower()}"):
         m.add(divmod_const(ctx, perp, coal, thread, threads_per_row, threads - 1))
     else:   # GlobalReadCoalesceGroup false: adjacent threads walk the perpendicular dimension
         m.add(divmod_const(ctx, coal, perp, thread, threads // threads_per_row, threads - 1))
@@ -333,6 +345,32 @@ def tile_coordinates(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, 
         m.add(ctx.inst("v_add_u32", perp, p * lsp, perp))
     tile_index, k_index = (coal, perp) if op.tlu else (perp, coal)
     return m, tile_index, k_index
+
+
+def _thread_separate(ctx: KernelContext, op: OperandTile, thread, coal, perp, tsgr: int, per_row: int) -> Module:
+    """Tensile 4.44's ThreadSeparateGlobalRead assignment (graTileAssignment): a wave's lanes form 2 x tsgr groups
+    of G = wavefront / (2 x tsgr) lanes; group q loads vectors q x d .. (q + 1) x d - 1 of each of the wave's
+    wavefront / LVC rows, d = LVC / (2 x tsgr), its lane i vector q x d + i % d of row i / d; wave w's rows start
+    w x wavefront / LVC rows further (as without it). The same vectors as without it, each wave the same rows:
+    only which lane loads which vector changes (each group reads a shorter contiguous run per row)."""
+    g = ctx.geometry
+    wave_size = g.wavefront_size
+    groups = 2 * tsgr
+    group_lanes, d = wave_size // groups, per_row // groups
+    lane, tmp = ctx.vgpr(f"{op.name}TsgrLane"), ctx.vgpr(f"{op.name}TsgrTmp")
+    log = lambda v: v.bit_length() - 1      # noqa: E731 -- powers of two (Tensile's rule: LVC divides the wave)
+    m = Module(f"{op.name}: ThreadSeparateGlobalRead{op.name} {tsgr} (2 x {tsgr} lane groups per row)")
+    m.add(ctx.inst("v_and_b32", lane, wave_size - 1, thread, comment="lane"),
+          ctx.inst("v_and_b32", tmp, group_lanes - 1, lane, comment="lane in its group"),
+          ctx.inst("v_lshrrev_b32", perp, log(d), tmp, comment="row in the wave"),
+          ctx.inst("v_and_b32", coal, d - 1, tmp),
+          ctx.inst("v_lshrrev_b32", tmp, log(group_lanes), lane, comment="group"),
+          ctx.inst("v_lshl_add_u32", coal, tmp, log(d), coal, comment="vector: group x d + lane % d"))
+    if g.num_threads > wave_size and not g.wave_separate(op.name):
+        m.add(ctx.inst("v_lshrrev_b32", tmp, log(wave_size), thread, comment="wave"),
+              ctx.inst("v_lshl_add_u32", perp, tmp, log(wave_size // per_row), perp,
+                       comment=f"wave x {wave_size // per_row} rows further"))
+    return m
 
 
 def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
@@ -377,6 +415,9 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
         coords, tile_index, k_index = tile_coordinates(ctx, op, regs, i)
         row, tmp = ctx.vgpr(f"{op.name}Row"), ctx.vgpr(f"{op.name}Tmp")
         m.add(coords, ctx.inst("v_add_u32", row, tile_base, tile_index))
+        if global_edge(g, op.name) and i < g.num_loads_coalesced(op.name):
+            m.add(ctx.inst("v_sub_u32", op.edge_left[i], arg(op.free_size_arg), row,
+                           comment="rows left before the free size (signed)"))
         if not g.buffer_load:   # no range check on global loads: rows past the edge read the last row
             last = ctx.sgpr(f"LastRow{op.name}")
             m.add(ctx.inst("s_sub_u32", last, arg(op.free_size_arg), 1), ctx.inst("v_min_u32", row, last, row))
@@ -399,7 +440,7 @@ def setup(ctx: KernelContext, op: OperandTile, regs: EntryRegisters) -> Module:
                   ctx.inst("v_cmp_gt_i32", VCC, 1, op.rows_left, comment="this row past the free size"),
                   ctx.inst("v_or_b32", tmp, EDGE_BIT, op.offsets[i]),
                   ctx.inst("v_cndmask_b32", op.offsets[i], op.offsets[i], tmp, VCC))
-        elif first_of_offset and (straddling_vectors(g, op.name) or shared):
+        elif first_of_offset and (straddling_vectors(g, op.name) or shared) and g.buffer_load:
             m.add(_mark_edge_vector(ctx, op, i, row, arg(op.free_size_arg)))
         if op.write_masks[i] is not None:
             m.add(_in_tile_mask(ctx, op, i, tile_index, k_index))
@@ -419,6 +460,11 @@ def _edge_tile_flag(ctx: KernelContext, op: OperandTile, tile_base, size) -> Mod
     """op.edge_flag = 1 where this work-group's tile holds a partial vector: the free size is not a multiple
     of the width and ends inside the tile."""
     t = ctx.sgpr(f"EdgeTmp{op.name}")
+    if global_edge(ctx.geometry, op.name):
+        return Module(f"{op.name}: does this tile reach past the free size (global loads)?").add(
+            ctx.inst("s_sub_u32", op.edge_flag, size, tile_base, comment="rows of the tile inside the size"),
+            ctx.inst("s_cmp_lt_u32", op.edge_flag, op.macro_tile),
+            ctx.inst("s_cselect_b32", op.edge_flag, 1, 0))
     return Module(f"{op.name}: does this tile hold a partial vector?").add(
         ctx.inst("s_and_b32", t, size, op.glvw - 1, comment="size % GlobalReadVectorWidth"),
         ctx.inst("s_cselect_b32", t, 1, 0),
@@ -468,6 +514,36 @@ def _edge_elements(ctx: KernelContext, op: OperandTile, i: int, offset, data, k_
     return m
 
 
+def _global_edge_elements(ctx: KernelContext, op: OperandTile, i: int, offset, data) -> Module:
+    """BufferLoad false, a tile reaching past the free size (``global_edge``): load ``i``'s vector element by
+    element, element e from row min(r + e, size - 1): its own where r + e is inside the size, else the last row
+    (rows left <= 0: the offset is already the last row's, setup clamps r)."""
+    g = ctx.geometry
+    bpe = g.in_bpe
+    left = op.edge_left[i % g.num_loads_coalesced(op.name)]
+    last = ctx.vgpr(f"EdgeLastOffset{op.name}")
+    m = Module(f"{op.name} load {i}: element by element, rows past the free size read the last row")
+    m.add(ctx.inst("v_max_i32", last, 1, left),
+          ctx.inst("v_add_u32", last, -1, last, comment="elements to the last row (0 past the size)"),
+          ctx.inst("v_lshl_add_u32", last, last, bpe.bit_length() - 1, offset))
+    pieces = []
+    for e in range(op.glvw):
+        if e == 0:
+            src = offset
+        else:
+            step, src = ctx.vgpr(f"EdgeStep{op.name}{e}"), ctx.vgpr(f"EdgeElement{op.name}{e}")
+            m.add(ctx.inst("v_add_u32", step, e * bpe, offset),
+                  ctx.inst("v_cmp_lt_i32", VCC, e, left, comment=f"element {e} inside the free size"),
+                  ctx.inst("v_cndmask_b32", src, last, step, VCC))
+        if bpe < 4:
+            pieces.append((e * bpe, src, 0))
+        else:
+            m.add(load(ctx, op, bpe, data.slice(e * bpe // 4, bpe // 4), src))
+    if pieces:
+        m.add(narrow_loads(ctx, op, data, pieces, bpe))
+    return m
+
+
 def narrow_loads(ctx: KernelContext, op: OperandTile, data, pieces, nbytes: int, soffset=0) -> Module:
     """Pieces of ``nbytes`` (1 or 2) one by one: ``pieces`` [(byte position q in the vector, offset VGPR,
     instruction offset)] into bits (q % 4)*8 of ``data[q // 4]``. Each loads zero-extended
@@ -477,10 +553,18 @@ def narrow_loads(ctx: KernelContext, op: OperandTile, data, pieces, nbytes: int,
     what = "elements" if nbytes == ctx.geometry.in_bpe else f"pieces of {nbytes // ctx.geometry.in_bpe} elements"
     m = Module(f"{op.name}: {8 * nbytes}-bit {what} one by one")
     high = []
+    buffer = ctx.geometry.buffer_load
     for q, voff, ioff in pieces:
-        mods = ["offen", ("offset", ioff)] if ioff else ["offen"]
         dst = data[q // 4] if q % 4 == 0 else ctx.vgpr(f"HighPiece{op.name}{q}")
-        m.add(ctx.inst(LOAD_BYTES[nbytes], dst, voff, op.srd, soffset, mods=mods))
+        if buffer:
+            mods = ["offen", ("offset", ioff)] if ioff else ["offen"]
+            m.add(ctx.inst(LOAD_BYTES[nbytes], dst, voff, op.srd, soffset, mods=mods))
+        else:       # global loads (BufferLoad false): the offset VGPR holds the piece's own offset
+            if ioff or soffset:
+                raise ValueError("global narrow loads take the piece's offset in its VGPR")
+            if q % 4:   # a masked (tail) load leaves lanes off untouched: they join 0
+                m.add(ctx.inst("v_mov_b32", dst, 0))
+            m.add(load(ctx, op, nbytes, dst, voff))
         if q % 4:
             high.append((q, dst))
     for q, hi in high:
@@ -493,6 +577,8 @@ def edge_loads(ctx: KernelContext, op: OperandTile, offsets=None) -> Module:
     by work-groups whose tile has none."""
     if op.edge_flag is None:
         return Module(f"{op.name}: no partial vectors")
+    if global_edge(ctx.geometry, op.name):
+        raise ValueError("global loads take their edge path in place of the vector loads (loads)")
     done = ctx.label(f"EdgeDone{op.name}")
     m = Module(f"{op.name}: partial vectors at the free edge").add(
         ctx.inst("s_cmp_eq_u32", op.edge_flag, 0),
@@ -522,12 +608,29 @@ def loads(ctx: KernelContext, op: OperandTile, offsets=None, buffer: int = 0) ->
     if op.dma_base is not None:
         return m.add(*(direct_to_lds.load(ctx, op, i, offset, buffer)
                        for i, offset in enumerate(offsets or op.offsets)))
+    if global_edge(ctx.geometry, op.name):
+        return m.add(_global_vectors_or_elements(ctx, op, offsets or op.offsets))
     for i, (data, offset) in enumerate(zip(op.data, offsets or op.offsets)):
         gate, offset = row_gate(ctx, op, i, offset)
         m.add(gate, load(ctx, op, op.glvw * ctx.geometry.in_bpe, data, offset, op.soffset(i)))
     if op.edge_flag is not None:
         m.add(edge_loads(ctx, op, offsets))
     return m
+
+
+def _global_vectors_or_elements(ctx: KernelContext, op: OperandTile, offsets) -> Module:
+    """Global loads (``global_edge``): whole vectors, or in a tile reaching past the free size (one scalar
+    branch) element by element."""
+    elements, done = ctx.label(f"GlobalEdge{op.name}"), ctx.label(f"GlobalEdgeDone{op.name}")
+    nbytes = op.glvw * ctx.geometry.in_bpe
+    return Module(f"global read {op.name}: vectors, or elements in a tile past the free size").add(
+        ctx.inst("s_cmp_lg_u32", op.edge_flag, 0),
+        ctx.inst("s_cbranch_scc1", elements),
+        [load(ctx, op, nbytes, data, offset) for data, offset in zip(op.data, offsets)],
+        ctx.inst("s_branch", done),
+        LabelDef(elements.name),
+        [_global_edge_elements(ctx, op, i, offset, data) for i, (data, offset) in enumerate(zip(op.data, offsets))],
+        LabelDef(done.name))
 
 
 def widen(ctx: KernelContext, op: OperandTile) -> Module:
@@ -575,7 +678,8 @@ def guarded_loads(ctx: KernelContext, op: OperandTile, regs: EntryRegisters, k_r
         coords, _, k_index = tile_coordinates(ctx, op, regs, i)
         m.add(coords)
         if not g.buffer_load:   # global loads: zero the data, load only the lanes whose k is in range
-            m.add(_masked_global_loads(ctx, op, i, offset, data, k_index, k_remaining))
+            m.add(_masked_global_loads(ctx, op, i, offset, data, k_index, k_remaining) if op.glvw == 1 else
+                  _masked_global_vector(ctx, op, i, offset, data, k_index, k_remaining))
             continue
         if op.tlu:   # the whole vector shares one k
             g_off = ctx.vgpr(f"GuardedOffset{op.name}")
@@ -626,6 +730,49 @@ def _masked_global_loads(ctx, op: OperandTile, i: int, offset, data, k_index, k_
         ctx.inst("s_and_saveexec_b64", saved, VCC),
         load(ctx, op, g.in_bpe, data, offset),
         ctx.inst("s_mov_b64", EXEC, saved))
+
+
+def _masked_global_vector(ctx, op: OperandTile, i: int, offset, data, k_index, k_remaining) -> Module:
+    """Tail loop without buffer loads, GlobalReadVectorWidth > 1: the data is zeroed and only lanes (EXEC) whose
+    elements' k is inside the summation size load. Along the free dimension (the vector shares one k): the vector
+    load, or in a tile past the free size its elements (``_global_vectors_or_elements``); along K: piece by piece
+    (``tail_elements_per_load``), each under its own k test, pieces narrower than a dword one by one."""
+    from tensile_asm.isa.registers import EXEC
+
+    g = ctx.geometry
+    bpe = g.in_bpe
+    saved = ctx.sgpr(f"SavedExec{op.name}", 2)
+    m = Module(f"{op.name} load {i}: masked global loads (tail)")
+    m.add([ctx.inst("v_mov_b32", data[r], 0) for r in range(data.count)])
+    if op.tlu:
+        m.add(ctx.inst("v_cmp_lt_u32", VCC, k_index, k_remaining),
+              ctx.inst("s_and_saveexec_b64", saved, VCC))
+        elements, done = ctx.label(f"TailGlobalEdge{op.name}"), ctx.label(f"TailGlobalEdgeDone{op.name}")
+        m.add(ctx.inst("s_cmp_lg_u32", op.edge_flag, 0),
+              ctx.inst("s_cbranch_scc1", elements),
+              load(ctx, op, op.glvw * bpe, data, offset),
+              ctx.inst("s_branch", done),
+              LabelDef(elements.name),
+              _global_edge_elements(ctx, op, i, offset, data),
+              LabelDef(done.name),
+              ctx.inst("s_mov_b64", EXEC, saved))
+        return m
+    n = tail_elements_per_load(g, op)
+    for j in range(0, op.glvw, n):
+        k_j = ctx.vgpr(f"GuardK{op.name}")
+        m.add(ctx.inst("v_add_u32", k_j, j + n - 1, k_index) if j + n - 1 else ctx.inst("v_mov_b32", k_j, k_index),
+              ctx.inst("v_cmp_lt_u32", VCC, k_j, k_remaining),
+              ctx.inst("s_and_saveexec_b64", saved, VCC))
+        src = offset
+        if j:
+            src = ctx.vgpr(f"PieceOffset{op.name}{j}")
+            m.add(ctx.inst("v_add_u32", src, j * bpe, offset))
+        if n * bpe < 4:
+            m.add(narrow_loads(ctx, op, data, [(j * bpe, src, 0)], n * bpe))
+        else:
+            m.add(load(ctx, op, n * bpe, data.slice(j * bpe // 4, n * bpe // 4), src))
+        m.add(ctx.inst("s_mov_b64", EXEC, saved))
+    return m
 
 
 def move(ctx: KernelContext, op: OperandTile, amount, negative: bool = False) -> Module:

@@ -41,12 +41,15 @@ def geometry_reason(g: Geometry) -> str | None:
         if g.num_threads % per_row and not getattr(g, f"coalesce_group_{op.lower()}"):
             return (f"GlobalReadCoalesceGroup{op} false with a partial row of threads (FractionalLoad) is not "
                     f"implemented")
+        tsgr = g.thread_separate(op)
+        if tsgr and (g.direct_to_lds(op) or not getattr(g, f"coalesce_group_{op.lower()}")
+                     or g.num_threads % g.wavefront_size or g.wavefront_size % per_row):
+            return (f"ThreadSeparateGlobalRead{op}={tsgr} is implemented with GlobalReadCoalesceGroup{op}, whole waves "
+                    f"and a row of threads within a wave, without DirectToLds{op}; use ThreadSeparateGlobalRead{op} 0")
         if fractional(g, op) and not g.buffer_load:
             return "FractionalLoad with partial loads needs BufferLoad (global loads have no range check)"
         if fractional(g, op) and g.derived.is_mfma:
             return "FractionalLoad with partial loads is verified for VALU kernels only (not yet with MFMA)"
-    if not g.buffer_load and (g.glvw_a > 1 or g.glvw_b > 1):
-        return "BufferLoad false (global loads, no range check) is implemented for GlobalReadVectorWidth 1 only"
     from tensile_asm.writer.direct_to_lds import reason as direct_to_lds_reason
     why = direct_to_lds_reason(g)
     if why:
