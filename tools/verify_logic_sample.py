@@ -78,6 +78,7 @@ FEATURES = {
                           and _wide_lds_bytes(s) > a.max_lds_bytes_per_workgroup,
     "wsgr": lambda s, a: bool(s.params.get("WaveSeparateGlobalReadA") or s.params.get("WaveSeparateGlobalReadB")),
     "complex": lambda s, a: s.problem_type.data_type.char in ("C", "Z"),
+    "tsgr": lambda s, a: bool(s.params.get("ThreadSeparateGlobalReadA") or s.params.get("ThreadSeparateGlobalReadB")),
     "initial-strides": lambda s, a: s.problem_type.use_initial_strides_ab or s.problem_type.use_initial_strides_cd,
     "mfma": lambda s, a: s.derived.is_mfma,
     "valu": lambda s, a: not s.derived.is_mfma,

@@ -90,6 +90,8 @@ class Derived:
     coalesce_group_b: bool = True
     wave_separate_a: bool = False  # WaveSeparateGlobalReadA: each wave loads its own share of A's perpendicular dimension
     wave_separate_b: bool = False
+    thread_separate_a: int = 0     # ThreadSeparateGlobalReadA: each wave's lanes split its rows in 2 x this groups
+    thread_separate_b: int = 0
     direct_to_lds_a: bool = False  # DirectToLdsA: A's global reads write LDS directly (buffer_load ... lds)
     direct_to_lds_b: bool = False
     wavefront_size: int = 64

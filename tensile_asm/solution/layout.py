@@ -343,10 +343,32 @@ class LayoutMixin:
         k["LVC" + tc] = ceil_div(k["LSC" + tc], g)
         k["LVP" + tc] = ceil_div(k["LSP" + tc], g)
         low = tc.lower()
+        self._thread_separate(tc)
         self.out.update({f"glvw_{low}": g, f"num_loads_{low}": k["NumLoads" + tc],
                          f"num_loads_coalesced_{low}": k["NumLoadsCoalesced" + tc],
                          f"num_loads_perpendicular_{low}": k["NumLoadsPerpendicular" + tc],
                          f"lsc_{low}": k["LSC" + tc], f"lsp_{low}": k["LSP" + tc]})
+
+    def _thread_separate(self, tc: str) -> None:
+        """Tensile 4.44's checks for ThreadSeparateGlobalReadA/B without DirectToLds (SolutionStructs, "equivalent
+        to previous SplitGlobalRead"): 2 x it groups of lanes split a row of LVC vectors (GlobalReadCoalesceGroup,
+        GlobalReadCoalesceVector: the divisor LVC), so 2 x it must be less than LVC and LVC at most a wave;
+        DirectToVgpr sets it to 0."""
+        p, k = self.p, self.k
+        tsgr = p["ThreadSeparateGlobalRead" + tc]
+        self.out[f"thread_separate_{tc.lower()}"] = tsgr
+        if not tsgr or (p["DirectToLds" + tc] and not (self.pt.tlu_a if tc == "A" else self.pt.tlu_b)):
+            return
+        divisor = k["LVC" + tc] if p["GlobalReadCoalesceGroup" + tc] else k["LVP" + tc]
+        if 2 * tsgr >= divisor:
+            self.reject(f"ThreadSeparateGlobalRead{tc} {tsgr}: 2 x it must be less than the {divisor} vectors a row of "
+                        f"threads loads (LVC{tc})")
+        if divisor > p["WavefrontSize"]:
+            self.reject(f"ThreadSeparateGlobalRead{tc} needs a row of threads within a wave: LVC{tc} {divisor} is more "
+                        f"than WavefrontSize {p['WavefrontSize']}")
+        if p["DirectToVgpr" + tc]:
+            p["ThreadSeparateGlobalRead" + tc] = 0
+        self.out[f"thread_separate_{tc.lower()}"] = int(p["ThreadSeparateGlobalRead" + tc])
 
     # ---- StoreRemapVectorWidth (MFMA: C remapped through LDS for wider stores)
     def _store_remap(self, bpe: int, mt0: int) -> int:

@@ -38,8 +38,6 @@ FEATURE_LIMITS = (
     ("StreamK", {0}, "StreamK is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
     ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
-    ("ThreadSeparateGlobalReadA", {0}, "ThreadSeparateGlobalRead is not implemented"),
-    ("ThreadSeparateGlobalReadB", {0}, "ThreadSeparateGlobalRead is not implemented"),
 )
 
 

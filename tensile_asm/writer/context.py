@@ -288,6 +288,11 @@ class Geometry:
         dimension (LSP x NumLoadsPerpendicular of it), its lanes forming the LSC x LSP load tile."""
         return self._operand("wave_separate", operand)
 
+    def thread_separate(self, operand: str) -> int:
+        """ThreadSeparateGlobalReadA/B: each wave's lanes split a row of the load tile into 2 x it groups
+        (``global_read.tile_coordinates``); 0: none."""
+        return self._operand("thread_separate", operand)
+
     def direct_to_lds(self, operand: str) -> bool:
         """DirectToLdsA/B: the operand's global reads write LDS directly (writer/direct_to_lds.py)."""
         return self._operand("direct_to_lds", operand)
