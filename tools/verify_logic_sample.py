@@ -78,12 +78,20 @@ FEATURES = {
                           and _wide_lds_bytes(s) > a.max_lds_bytes_per_workgroup,
     "wsgr": lambda s, a: bool(s.params.get("WaveSeparateGlobalReadA") or s.params.get("WaveSeparateGlobalReadB")),
     "complex": lambda s, a: s.problem_type.data_type.char in ("C", "Z"),
+    "fractional-mfma": lambda s, a: s.derived.is_mfma and _fractional(s),
     "tsgr": lambda s, a: bool(s.params.get("ThreadSeparateGlobalReadA") or s.params.get("ThreadSeparateGlobalReadB")),
     "initial-strides": lambda s, a: s.problem_type.use_initial_strides_ab or s.problem_type.use_initial_strides_cd,
     "mfma": lambda s, a: s.derived.is_mfma,
     "valu": lambda s, a: not s.derived.is_mfma,
     "dtv": lambda s, a: bool(s.params.get("DirectToVgprA") or s.params.get("DirectToVgprB")),   # DirectToVgprA/B
 }
+
+
+def _fractional(s) -> bool:
+    from tensile_asm.writer.build import geometry
+    from tensile_asm.writer.limits import fractional
+    g = geometry(s)
+    return fractional(g, "A") or fractional(g, "B")
 
 
 def _valid_sides():

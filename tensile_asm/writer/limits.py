@@ -48,8 +48,6 @@ def geometry_reason(g: Geometry) -> str | None:
                     f"and a row of threads within a wave, without DirectToLds{op}; use ThreadSeparateGlobalRead{op} 0")
         if fractional(g, op) and not g.buffer_load:
             return "FractionalLoad with partial loads needs BufferLoad (global loads have no range check)"
-        if fractional(g, op) and g.derived.is_mfma:
-            return "FractionalLoad with partial loads is verified for VALU kernels only (not yet with MFMA)"
     from tensile_asm.writer.direct_to_lds import reason as direct_to_lds_reason
     why = direct_to_lds_reason(g)
     if why:
