@@ -639,18 +639,20 @@ def test_mfma_of_several_blocks(arch, types, mi, ta, tb):
     assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
 
 
-@pytest.mark.parametrize("extra,why", [
-    ({"ThreadSeparateGlobalReadA": 1}, "ThreadSeparateGlobalRead is not implemented"),
-    ({"ThreadSeparateGlobalReadB": 2}, "ThreadSeparateGlobalRead is not implemented"),
-])
-def test_unimplemented_load_mappings_are_refused(extra, why):
-    """Parameters that change which lane loads what must be refused while the writer ignores them (23 real
-    aldebaran/gfx942 solutions set ThreadSeparateGlobalRead)."""
+def test_thread_separate_with_direct_to_lds_is_refused():
+    """ThreadSeparateGlobalRead changes which lane loads what (tests/test_thread_separate_global_read.py); with
+    DirectToLds, where the lane order is the LDS order, the writer refuses it rather than ignore it."""
+    from tensile_asm.writer.build import geometry
+    from tensile_asm.writer.limits import geometry_reason
     sol = make(problem("HHS", False, True), {"MatrixInstruction": [32, 32, 8, 1, 1, 1, 1, 2, 2], "DepthU": 16,
-                                             "PrefetchGlobalRead": 1, **extra})
+                                             "PrefetchGlobalRead": 1, "ThreadSeparateGlobalReadA": 1})
+    from dataclasses import replace
+    from tensile_asm.writer.context import Geometry
     assert sol.valid, sol.rejection
-    reason = supports(sol, load_arch("gfx90a"))
-    assert reason is not None and reason.endswith(why), reason
+    assert supports(sol, load_arch("gfx90a")) is None
+    g = geometry(sol)
+    why = geometry_reason(Geometry(g.problem_type, replace(g.derived, direct_to_lds_a=True)))
+    assert why is not None and why.startswith("ThreadSeparateGlobalReadA=1 is implemented with"), why
 
 
 @pytest.mark.parametrize("grvw,af0em", [(8, 1), (4, 4)])
