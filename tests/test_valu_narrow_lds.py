@@ -89,3 +89,17 @@ def test_rocblas_solutions_that_need_16bit_lds(tmp_path, shared_dir, request, sc
         assert r.passed, (r.size, r.detail)
     [r] = verify_sizes(co, contract, [admitted_size(sol.params, Size(7, d.mt1 + 3, 13, 3))], -0.75, 0.0, 12, EmulatedRuntime())
     assert r.passed, (r.size, r.detail)
+
+
+def test_local_split_u_partial_sums_must_fit_the_16bit_layout():
+    """The --slow random run's shard-1 draw (gfx900 HHH, WorkGroup [16, 4, 4], ThreadTile 8x8, DepthU 64): its
+    16-bit layout (53248 bytes, Tensile counting LocalSplitU's partial sums at fp16's size) cannot hold the fp32
+    partial sums our reduction writes (an LDS write past the end on the emulator), so it stays refused."""
+    problem = {"OperationType": "GEMM", "DataType": "h", "DestDataType": "h", "ComputeDataType": "h",
+               "HighPrecisionAccumulate": False, "TransposeA": False, "TransposeB": False, "Batched": True,
+               "UseBeta": True}
+    sol = Solution.from_dict({"ProblemType": problem, "WorkGroup": [16, 4, 4], "ThreadTile": [8, 8], "DepthU": 64,
+                              "VectorWidth": 8, "InnerUnroll": 2, "PrefetchGlobalRead": 1, "PrefetchLocalRead": 0},
+                             where="test")
+    assert not geometry(sol).valu_narrow_lds
+    assert supports(sol, load_arch("gfx900")) == "needs 106496 bytes of LDS, more than gfx900's 65536"

@@ -43,7 +43,10 @@ def writer_lds_element_bytes(in_bytes: int, accumulator_bytes: int, mfma: bool, 
     if mfma and in_bytes < 4:
         return in_bytes
     if (in_bytes == 2 and accumulator_bytes == 4 and tiles is not None
-            and tiles.layout(accumulator_bytes).bytes > VALU_WIDE_LDS_LIMIT):
+            and tiles.layout(accumulator_bytes).bytes > VALU_WIDE_LDS_LIMIT
+            # LocalSplitU's partial sums are fp32 in LDS: the 16-bit layout must still hold them (for HHH Tensile
+            # counts them at fp16's size)
+            and tiles.layout(in_bytes).bytes >= tiles.reduction_elements * accumulator_bytes):
         return in_bytes
     return accumulator_bytes
 
