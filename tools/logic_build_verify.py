@@ -198,11 +198,16 @@ def verify_sample(files: dict[str, dict], per: int, seed: int, budget: float | N
                     from tensile_asm.benchmark.sample import initial_strides   # as its predicates allow
                     first, ld = initial_strides(entry, size)
                 try:
-                    [r] = verify_library(folder, [size], alpha=-1.25, beta=beta, seed=seed, names={name},
-                                         first_stride=first, ld=ld)
+                    rs = verify_library(folder, [size], alpha=-1.25, beta=beta, seed=seed, names={name},
+                                        first_stride=first, ld=ld)
+                    # a logic file may hold the same kernel twice (two SolutionIndex, one name): each entry runs,
+                    # the record keeps a failed one if any, else one that ran, else the first
+                    r = min(rs, key=lambda x: (x.passed, x.not_run is not None or not x.results))
                 except Exception as e:  # a crash in the launcher or emulator is a finding, not the end of the run
-                    r = SolutionResult(name, None, None, [], [], f"CRASH {type(e).__name__}: {e}")
+                    r, rs = SolutionResult(name, None, None, [], [], f"CRASH {type(e).__name__}: {e}"), [None]
                 run = _run_record(size, beta, r)
+                if len(rs) > 1:
+                    run["detail"] = (f"{len(rs)} library entries of this name, all run; " + run["detail"]).rstrip("; ")
                 runs.append(run)
                 log(f"  {file}: {name} {size} beta {beta:g}: {run['state']} {run['detail']}".rstrip())
             kernels.append({"name": name, "runs": runs, "seconds": round(time.perf_counter() - t1, 1)})
