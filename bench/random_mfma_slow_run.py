@@ -4,7 +4,9 @@ run on a shared machine can be resumed and a run cut short still says which case
 MatrixInstruction, size, alpha, beta, seed, result, seconds, the failure's message with its reproducer); cases
 already in LOG are not run again. The summary (cases run/passed/failed, failures with their draw) is printed.
 
-    PYTHONPATH=$PWD:$PWD/tests .venv/bin/python bench/random_mfma_slow_run.py LOG [--summary]
+    PYTHONPATH=$PWD:$PWD/tests .venv/bin/python bench/random_mfma_slow_run.py LOG [--summary] [--cases 121,506]
+
+``--cases`` runs only the given indices of the list (a rerun of failures, into a fresh LOG).
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("log", type=Path)
     ap.add_argument("--summary", action="store_true", help="run nothing: summarize LOG")
+    ap.add_argument("--cases", help="comma-separated case indices: run only these")
     a = ap.parse_args(argv)
     import test_mfma_kernels as t
     from verify_case import reproducer
 
     all_cases = t.slow_cases()
+    wanted = None if a.cases is None else {int(i) for i in a.cases.split(",")}
     done = {}
     if a.log.exists():
         for line in a.log.read_text().splitlines():
@@ -43,7 +47,7 @@ def main(argv=None) -> int:
     if not a.summary:
         with a.log.open("a") as log:
             for i, case in enumerate(all_cases):
-                if i in done:
+                if i in done or (wanted is not None and i not in wanted):
                     continue
                 t0 = time.perf_counter()
                 try:
@@ -63,7 +67,8 @@ def main(argv=None) -> int:
     recs = [done[i] for i in sorted(done)]
     fails = [r for r in recs if r["result"] != "ok"]
     by_arch = collections.Counter(r["arch"] for r in recs)
-    print(f"{len(recs)}/{len(all_cases)} cases run (seed {t.SEED}+1/3/5/7/9/11, SLOW_CASES {t.SLOW_CASES}): "
+    total = len(all_cases) if wanted is None else len(wanted)
+    print(f"{len(recs)}/{total} cases run (seed {t.SEED}+1/3/5/7/9/11, SLOW_CASES {t.SLOW_CASES}): "
           f"{len(recs) - len(fails)} passed, {len(fails)} failed; {sum(r['seconds'] for r in recs):.0f} s of case "
           f"time; per arch {dict(sorted(by_arch.items()))}")
     for r in fails:

@@ -249,9 +249,23 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
     return case
 
 
+def accepted(case: dict) -> bool:
+    """Whether supports() accepts the case's solution (a draw it refuses, e.g. accumulators past the AGPR
+    file, is drawn again: the test checks kernels the writer claims to build)."""
+    sol = make(case["problem"], case["params"])
+    return sol.valid and supports(sol, load_arch(case["arch"])) is None
+
+
 def cases(count: int, seed: int, largest: int, types: str | None = None, odd_tiles: bool = False) -> list[dict]:
-    rng = random.Random(seed)
-    return [draw_case(rng, largest, types, odd_tiles) for _ in range(count)]
+    rng, out = random.Random(seed), []
+    for _ in range(20 * count):
+        if len(out) == count:
+            break
+        case = draw_case(rng, largest, types, odd_tiles)
+        if accepted(case):
+            out.append(case)
+    assert len(out) == count, f"only {len(out)} of {20 * count} draws were accepted by supports()"
+    return out
 
 
 _BUILT: dict = {}
@@ -320,7 +334,7 @@ def dtv_cases(count: int, seed: int, largest: int, wider: bool = False) -> list[
             case = draw_case(rng, largest, rng.choice(("HHS", "HSS", "BBS", "HHH", "DDD", "I8II")), dtv_wider=True)
         else:
             case = draw_case(rng, largest, rng.choice(("SSS", "SSS", "DDD", "ZZZ", "CCC")))
-        if case["params"].get("DirectToVgprA"):
+        if case["params"].get("DirectToVgprA") and accepted(case):
             out.append(case)
     assert len(out) == count, f"only {len(out)} of {200 * count} draws were DirectToVgprA"
     return out
@@ -703,3 +717,31 @@ def test_local_split_u_and_inner_unroll(arch, types, ta, tb, params):
     for beta, these in ((0.75, sizes[:1]), (0.0 if ta else -0.5, sizes[1:])):   # beta 0: C all NaN, never read
         results = verify_sizes(co, contract, these, 1.5, beta, 7, EmulatedRuntime())
         assert all(r.passed for r in results), [(r.size, r.detail) for r in results if not r.passed]
+
+
+def test_local_split_u_lds_holds_the_fp32_partials_of_pure_half():
+    """HHH without HighPrecisionAccumulate (compute type fp16, which Tensile's LDS count uses) accumulates in
+    fp32 MFMA registers, and LocalSplitU writes those 4-byte partials: the kernel's LDS must hold
+    LocalSplitU x MT0 x MT1 of them (the --slow run's case 121 wrote past 32 KiB of 64 needed)."""
+    from tensile_asm.writer.build import geometry
+
+    for lsu, types, tt in ((2, "HHH", [2, 64]), (2, "HHH", [1, 32]), (2, "HHS", [2, 64])):
+        params = {"MatrixInstruction": [32, 32, 8, 1], "WorkGroup": [32, 4, lsu], "ThreadTile": tt,
+                  "DepthU": 16, "PrefetchGlobalRead": 0, "PrefetchLocalRead": 1}
+        sol = make(problem(types, True, True), params)
+        assert sol.valid, sol.rejection
+        g = geometry(sol)
+        assert g.lds_bytes >= lsu * g.mt0 * g.mt1 * 4, (types, g.lds_bytes)
+
+
+@pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+def test_pure_half_local_split_u_kernel_matches_reference():
+    """The --slow run's case 121 (HHH TT, MT64x128, LocalSplitU 2, StoreRemapVectorWidth 8) at a small
+    edge size: the LSU reduction stays inside the kernel's LDS."""
+    params = {"1LDSBuffer": 0, "DepthU": 16, "GlobalReadVectorWidth": 1, "LdsBlockSizePerPadB": 256,
+              "MatrixInstruction": [32, 32, 8, 1], "PrefetchGlobalRead": 0, "PrefetchLocalRead": 1,
+              "StoreRemapVectorWidth": 8, "ThreadTile": [2, 64], "VectorWidth": 2, "VectorWidthB": 2,
+              "WaveSeparateGlobalReadA": 1, "WorkGroup": [32, 4, 2], "StaggerU": 4}
+    prob = {**problem("HHH", True, True), "UseBeta": True}
+    check(dict(arch="gfx942", problem=prob, params=params, size=Size(37, 71, 19, 2), alpha=1.0, beta=0.5,
+               seed=482545))

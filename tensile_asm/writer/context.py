@@ -5,7 +5,7 @@ Nothing here is global; one context per kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from tensile_asm.isa.arch import Arch
@@ -309,7 +309,13 @@ class Geometry:
     # placed at the writer's LDS element size.
     @property
     def lds(self) -> LdsLayout:
-        return self.derived.lds.layout(self.lds_bpe)
+        """The kernel's LDS. LocalSplitU's partial tiles are written as accumulators (fp32 for 16-bit
+        types without HighPrecisionAccumulate, whose compute type Tensile counts at 2 bytes): at least that."""
+        tiles = self.derived.lds
+        need = tiles.reduction_elements * 4 * self.acc_regs
+        if need > tiles.reduction_bytes:
+            tiles = replace(tiles, reduction_bytes=need)
+        return tiles.layout(self.lds_bpe)
 
     def lds_tile(self, operand: str) -> OperandLds:
         """An operand's tile in LDS: K-major or unroll-major, row and block pads (writer/lds_address.py)."""

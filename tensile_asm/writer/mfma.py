@@ -140,9 +140,27 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
     from tensile_asm.writer.mfma_local_read import read_pattern
     p = MfmaPlan(_shape(g, arch), tuple(g.mi_wave_group), tuple(g.mi_wave_tile), (g.vector_width, g.vector_width_b),
                  tuple(g.mi_blocks), g.source_swap)
+    why = _accumulator_reason(g, p, arch)
+    if why:
+        return why
     from tensile_asm.writer.direct_to_vgpr import dtv_reason
     return (dtv_reason(g, p, params) or lds_reason(g, lambda op: read_pattern(g, p, 0 if op == "A" else 1))
             or _narrow_alignment_reason(g, p))
+
+
+def _accumulator_reason(g: Geometry, p: MfmaPlan, arch: Arch) -> str | None:
+    """The accumulators follow from MacroTile, MatrixInstruction and the waves (MIWaveTile outputs of d_regs
+    registers per lane, twice for complex types): more than the AGPR file (the arch VGPR file with
+    MIArchVgpr) can never be written. Tensile rejects such solutions too (its AGPR count past 256)."""
+    parts = 2 if g.complex else 1
+    acc = parts * p.outputs * p.shape.d_regs
+    kind, limit = ("arch VGPRs", arch.vgpr["arch_max"]) if g.mi_arch_vgpr else ("AGPRs", arch.vgpr["accum_max"])
+    if acc <= limit:
+        return None
+    return (f"MatrixInstruction {list(g.matrix_instruction)} with MacroTile {g.mt0}x{g.mt1}: the accumulators need "
+            f"{acc} {kind} per lane (MIWaveTile {list(g.mi_wave_tile)} x {p.shape.d_regs}"
+            f"{' x 2 complex parts' if parts == 2 else ''}), more than {arch.name}'s {limit}; use a smaller "
+            f"MacroTile (MIWaveTile) or more waves (MIWaveGroup)")
 
 
 def _narrow_alignment_reason(g: Geometry, p: MfmaPlan) -> str | None:

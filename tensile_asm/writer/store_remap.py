@@ -24,7 +24,7 @@ from tensile_asm.isa.registers import VCC, VReg
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.prologue import EntryRegisters
 
-DS_WRITE = {1: "ds_write_b8", 2: "ds_write_b16", 4: "ds_write_b32", 8: "ds_write_b64"}
+DS_WRITE = {1: "ds_write_b8", 2: "ds_write_b16", 4: "ds_write_b32", 8: "ds_write_b64", 16: "ds_write_b128"}
 DS_READ = {1: "ds_read_u8", 2: "ds_read_u16", 4: "ds_read_b32", 8: "ds_read_b64", 16: "ds_read_b128"}
 STORE = {1: "buffer_store_byte", 2: "buffer_store_short", 4: "buffer_store_dword", 8: "buffer_store_dwordx2", 16: "buffer_store_dwordx4"}
 
@@ -132,7 +132,7 @@ def plan(ctx: KernelContext, regs: EntryRegisters, width: int, mfma_n: int, mfma
     g = ctx.geometry
     wg0, wg1 = g.mi_wave_group
     wave = ctx.arch.wavefront_size
-    out_vw = 1 if g.acc_regs == 2 else 4      # MIOutputVectorWidth
+    out_vw = 1 if g.part_regs == 2 else 4     # MIOutputVectorWidth: 1 for f64 MFMAs (D, Z), else 4
     stride = g.mt0 + max(width, out_vw)
     threads_per_col = g.mt0 // width
     cols_per_read = wave // threads_per_col
