@@ -56,8 +56,11 @@ class InstructionSet:
             ins = inst(opcode, *operands, mods=mods, comment=comment)
         else:                   # instruction.inst without modifiers, inlined (the writer's common case)
             info = op_info(opcode, False, False)      # raises KeyError for an opcode we cannot describe
-            ins = Instruction(opcode, tuple([o if o.__class__ in _OPERAND_TYPES else as_operand(o) for o in operands]),
-                              (), comment, None, None, info)
+            for o in operands:                        # (a tuple already: converted only if one is not an operand)
+                if o.__class__ not in _OPERAND_TYPES:
+                    operands = tuple([as_operand(o) for o in operands])
+                    break
+            ins = Instruction(opcode, operands, (), comment, None, None, info)
         shape = _shape(ins)
         if shape is None or shape not in self._passed:
             self._check(ins)

@@ -240,29 +240,33 @@ def _need_on(st: State, f: _Facts, counter: str) -> tuple | None:
     return best
 
 
-def _with_batch(need: dict, st: State, facts, start: int, reach: dict) -> dict:
-    """Widen each wait of ``need`` to what the instructions from ``start`` on (the straight-line code after
-    it, up to the next operation issued on that counter: ``reach``) need from the same batch."""
+def _with_batch(need: dict, st: State, facts, start: int) -> dict:
+    """Widen each wait of ``need`` to what the instructions from ``start`` on need from the same batch: the
+    straight-line code after it, up to a label, after a branch, or before the next operation issued on
+    that counter."""
     out = {}
     entries = st.entries
     for counter, (n, batch, what) in need.items():
         table: dict = {}          # register key -> what an access of it needs on ``counter`` (the state is fixed)
-        for j in range(start, reach[counter][start]):
+        for j in range(start, len(facts)):
             f = facts[j]
-            if not f.special and entries.keys().isdisjoint(f.touched):
-                continue
-            if f.kind is None and not f.special and counter != "expcnt":
-                m = None          # _need_on for an instruction no load-kind or GDS-lock exception applies to
-                for k in f.touched:
-                    v = table.get(k, _UNSET)
-                    if v is _UNSET:
-                        v = table[k] = _key_need(st, k, counter)
-                    if v is not None and (m is None or v[0] < m[0]):
-                        m = v
-            else:
-                m = _need_on(st, f, counter)
-            if m is not None and m[1] == batch and m[0] < n:
-                n = m[0]
+            if f is None or f.counter == counter:
+                break
+            if f.special or not entries.keys().isdisjoint(f.touched):
+                if f.kind is None and not f.special and counter != "expcnt":
+                    m = None      # _need_on for an instruction no load-kind or GDS-lock exception applies to
+                    for k in f.touched:
+                        v = table.get(k, _UNSET)
+                        if v is _UNSET:
+                            v = table[k] = _key_need(st, k, counter)
+                        if v is not None and (m is None or v[0] < m[0]):
+                            m = v
+                else:
+                    m = _need_on(st, f, counter)
+                if m is not None and m[1] == batch and m[0] < n:
+                    n = m[0]
+            if f.ends_block:
+                break
         out[counter] = (n, what)
     return out
 
@@ -290,25 +294,6 @@ def _key_need(st: State, k, counter: str) -> tuple | None:
             c = st.closed.get(kind)
             best = (n, e.open and (c is None or e.at > c))
     return best
-
-
-def _reach(facts) -> dict:
-    """counter -> [for each position j: one past the last instruction a wait before j looks ahead to]: the
-    straight-line code from j, up to a label, after a branch, or before the next issue on the counter."""
-    out = {}
-    for counter in KINDS_OF:
-        ends = [0] * (len(facts) + 1)
-        ends[-1] = len(facts)
-        for j in range(len(facts) - 1, -1, -1):
-            f = facts[j]
-            if f is None or f.counter == counter:
-                ends[j] = j
-            elif f.ends_block:
-                ends[j] = j + 1
-            else:
-                ends[j] = ends[j + 1]
-        out[counter] = ends
-    return out
 
 
 class _Segment:
@@ -348,7 +333,6 @@ def _required(stream: list, arch, assignment) -> dict:
     tops = kind_tops(counter_limits(arch))
     memo: dict = {}
     facts = _stream_facts(stream, assignment, memo)
-    reach = _reach(facts)
     at_label: dict = {}                                   # label -> join of the states branching to it
     done: dict = {}                                       # segment start -> _Segment of the last round
     count = len(stream)
@@ -391,7 +375,7 @@ def _required(stream: list, arch, assignment) -> dict:
                     if f.special or (entries and not entries.keys().isdisjoint(f.touched)):
                         need = _needs(st, f)
                         if need:
-                            need = _with_batch(need, st, facts, j + 1, reach)
+                            need = _with_batch(need, st, facts, j + 1)
                             for counter, (n, _) in need.items():
                                 st.wait(counter, n)
                             waits[id(stream[j])] = seg.waits[id(stream[j])] = need

@@ -9,7 +9,6 @@ does both for a list of solutions.
 
 from __future__ import annotations
 
-import gc
 import time
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from tensile_asm.source import build as source_build
 from tensile_asm.solution import writer_rules
 from tensile_asm.writer import signature
 from tensile_asm.writer.context import Geometry
-from tensile_asm.writer.kernel import Kernel, write_kernel
+from tensile_asm.writer.kernel import Kernel, collector_paused, write_kernel
 from tensile_asm.writer.limits import geometry_reason
 from tensile_asm.writer.mfma import mfma_reason
 
@@ -233,16 +232,8 @@ def build_kernel(solution, arch: Arch, name: str) -> Kernel:
     reason = supports(solution, arch)
     if reason:
         raise UserError(f"solution {name} cannot be built for {arch.name}: {reason}")
-    # The writer allocates a few hundred thousand objects per kernel that reference counting frees (no
-    # cycles): the cyclic collector would walk every live one again and again meanwhile (~15 % of the
-    # CPU time of a kernel, bench/codegen_cpu_time.md), so it is paused while one kernel is written.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():                # (writer/kernel.py says why)
         return write_kernel(geometry(solution), arch, name)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:

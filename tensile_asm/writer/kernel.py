@@ -15,8 +15,10 @@ solutions, MFMAs (mfma.py, mfma_local_read.py, mfma_store.py); the loop around t
 from __future__ import annotations
 
 import dataclasses
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from tensile_asm.isa.allocation import allocate, spare_registers
 from tensile_asm.isa.arch import Arch
@@ -32,6 +34,21 @@ from tensile_asm.writer.batch_address import load_batch_pointers
 from tensile_asm.writer.context import Geometry, KernelContext
 from tensile_asm.writer.limits import geometry_reason
 from tensile_asm.writer.prologue import entry_registers, load_arguments, thread_coordinates, workgroup_mapping
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector meanwhile (re-enabled after, if it was on). Writing or
+    rendering a kernel allocates a few hundred thousand objects that reference counting frees (no cycles):
+    the collector would walk every live one again and again meanwhile (~15 % of the CPU time of a kernel,
+    bench/codegen_cpu_time.md)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 @dataclass
@@ -59,8 +76,10 @@ class Kernel:
 
     def body_text(self) -> str:
         """Function text without metadata (for linking several kernels with one metadata note)."""
-        return (signature.header(self.arch) + signature.function_open(self.name)
-                + self.module.render(self.assignment) + signature.function_close(self.name)
+        with collector_paused():
+            body = self.module.render(self.assignment)
+        return (signature.header(self.arch) + signature.function_open(self.name) + body
+                + signature.function_close(self.name)
                 + signature.descriptor(self.arch, self.name, self.resources, self.layout))
 
     def metadata(self) -> dict:
