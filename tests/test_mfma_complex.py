@@ -102,15 +102,13 @@ def test_complex_mfma_kernels_match_reference(case):
 
 @pytest.mark.parametrize("extra,why", [
     ({"MatrixInstruction": [4, 4, 4, 4, 1, 1, 1, 4, 1], "DepthU": 16}, "4x4x4f64"),
-    ({"MatrixInstruction": [16, 16, 4, 1, 1, 1, 1, 2, 2], "GlobalSplitU": 2, "GlobalSplitUAlgorithm": "SingleBuffer"},
-     "GlobalSplitU=2 SingleBuffer with complex types (Z)"),
     # MT128x192 of 32x32 blocks: 4 x 3 outputs x 8 registers x 2 parts, past the 256 AGPRs
     ({"MatrixInstruction": [16, 16, 4, 1, 1, 4, 6, 1, 2]}, "the accumulators need 384 AGPRs"),
 ])
 def test_complex_mfma_refusals_name_the_feature(extra, why):
-    """Z with the 4x4x4f64 MFMA (several blocks) is refused, naming the shape, as for D; GlobalSplitU SingleBuffer
-    (atomic adds of the parts) names the algorithm to use instead; accumulators past the AGPR file are refused
-    before writing."""
+    """Z with the 4x4x4f64 MFMA (several blocks) is refused, naming the shape, as for D; accumulators past the AGPR
+    file are refused before writing (GlobalSplitU SingleBuffer with complex C/D is built:
+    tests/test_gsu_complex_atomic.py)."""
     sol = _solution("z", False, False, False, False, False, extra)
     reason = supports(sol, load_arch("gfx90a"))
     assert reason is not None and why in reason, reason

@@ -27,19 +27,38 @@ from tensile_asm.writer import elementwise
 from tensile_asm.writer.elementwise import BUFFER_OOB, COLS, ROWS
 
 
-# per C/D type: bytes, load, store, multiply (VGPR = beta * VGPR), mask of beta's magnitude per dword
+# per C/D type: bytes, load, store, multiply (VGPR = beta * VGPR; None: complex), mask of beta's magnitude per dword
 _TYPES = {
     "S": (4, "buffer_load_dword", "buffer_store_dword", "v_mul_f32", (0x7FFFFFFF,)),
     "I": (4, "buffer_load_dword", "buffer_store_dword", "v_mul_lo_u32", (0xFFFFFFFF,)),
     "H": (2, "buffer_load_ushort", "buffer_store_short", "v_mul_f16", (0x7FFF,)),
     "D": (8, "buffer_load_dwordx2", "buffer_store_dwordx2", "v_mul_f64", (0xFFFFFFFF, 0x7FFFFFFF)),
+    "C": (8, "buffer_load_dwordx2", "buffer_store_dwordx2", None, (0x7FFFFFFF, 0x7FFFFFFF)),
+    "Z": (16, "buffer_load_dwordx4", "buffer_store_dwordx4", None,
+          (0xFFFFFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 0x7FFFFFFF)),
 }
+
+
+def _complex_beta(ctx: KernelContext, out, beta, c, part: int) -> Module:
+    """out = beta * c for one complex element (fp32 parts for C, fp64 for Z; ``part`` registers a part):
+    re = br*cr - bi*ci, im = bi*cr + br*ci (a product, then a multiply-add), as Tensile's helper's complex
+    ``C[idxC] * beta``."""
+    mul, fma = ("v_mul_f32", "v_fma_f32") if part == 1 else ("v_mul_f64", "v_fma_f64")
+    br, bi = beta.slice(0, part), beta.slice(part, part)
+    cr, ci = c.slice(0, part), c.slice(part, part)
+    re, im = out.slice(0, part), out.slice(part, part)
+    return Module("D = beta * C (complex)").add(
+        ctx.inst(mul, re, br, cr),
+        ctx.inst(fma, re, bi, ci, re, mods=[("neg", 2)]),
+        ctx.inst(mul, im, bi, cr),
+        ctx.inst(fma, im, br, ci, im))
 
 
 def write_beta_only(arch: Arch, batched: bool, dest: str = "S", pointer_array: bool = False):
     """D = beta*C for C/D of type ``dest``: fp32 S, int32 I (wrapping multiply, beta 0 on all 32 bits),
-    fp16 H (multiplied in fp16) or fp64 D. Beta +0 or -0 writes zeros without reading C (nor, with
-    ``pointer_array``, C's pointer: Tensile's host may pass none then)."""
+    fp16 H (multiplied in fp16), fp64 D, or complex C/Z (the complex product). Beta +0 or -0 (both parts, for
+    complex) writes zeros without reading C (nor, with ``pointer_array``, C's pointer: Tensile's host may pass
+    none then)."""
     from tensile_asm.writer.kernel import Kernel
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
@@ -51,7 +70,7 @@ def write_beta_only(arch: Arch, batched: bool, dest: str = "S", pointer_array: b
     arg = regs.arg
     m = Module(name)
     off, c_off, oob = (ctx.vgpr(n) for n in ("Offset", "OffsetC", "OOB"))
-    val = ctx.vgpr("Value", bpe // 4) if bpe == 8 else ctx.vgpr("Value")
+    val = ctx.vgpr("Value", bpe // 4) if bpe >= 8 else ctx.vgpr("Value")
     beta_bits = ctx.sgpr("BetaMagnitude")
     zero, done = ctx.label("BetaZero"), ctx.label("Done")
     coords, row, col = elementwise.coordinates(ctx, regs)
@@ -63,17 +82,28 @@ def write_beta_only(arch: Arch, batched: bool, dest: str = "S", pointer_array: b
           elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), bpe, oob),
           ctx.inst("s_and_b32", beta_bits, beta[len(masks) - 1] if len(masks) > 1 else beta, masks[-1],
                    comment="+0 and -0 both mean D = 0"))
-    if len(masks) > 1:      # fp64: the low dword's bits too
-        m.add(ctx.inst("s_or_b32", beta_bits, beta_bits, beta[0]))
+    if len(masks) > 1:      # fp64 and complex: the other dwords' magnitude bits too
+        part_bits = ctx.sgpr("BetaPartMagnitude")
+        for i, mask in enumerate(masks[:-1]):
+            if mask == 0xFFFFFFFF:
+                m.add(ctx.inst("s_or_b32", beta_bits, beta_bits, beta[i]))
+            else:
+                m.add(ctx.inst("s_and_b32", part_bits, beta[i], mask),
+                      ctx.inst("s_or_b32", beta_bits, beta_bits, part_bits))
     m.add(ctx.inst("s_cmp_eq_u32", beta_bits, 0),
           ctx.inst("s_cbranch_scc1", zero),
           srd_c_mod,
-          ctx.inst(load, val, c_off, srd_c, 0, mods=["offen"]),
-          ctx.inst(mul, val, beta, val),
-          ctx.inst("s_branch", done),
+          ctx.inst(load, val, c_off, srd_c, 0, mods=["offen"]))
+    if mul is None:
+        product = ctx.vgpr("Product", bpe // 4)
+        m.add(_complex_beta(ctx, product, beta, val, bpe // 8),
+              [ctx.inst("v_mov_b32", val[i], product[i]) for i in range(bpe // 4)])
+    else:
+        m.add(ctx.inst(mul, val, beta, val))
+    m.add(ctx.inst("s_branch", done),
           LabelDef(zero.name))
     for i in range(max(1, bpe // 4)):
-        m.add(ctx.inst("v_mov_b32", val[i] if bpe == 8 else val, 0))
+        m.add(ctx.inst("v_mov_b32", val[i] if bpe >= 8 else val, 0))
     m.add(LabelDef(done.name),
           ctx.inst(store, val, off, srd_d, 0, mods=["offen"]),
           ctx.inst("s_endpgm"))

@@ -201,14 +201,12 @@ def supports(solution, arch: Arch) -> str | None:
         return f"Int8x4 (4xi8II) needs v_dot4_i32_i8, which {arch.name} does not have"
     if g.integer and g.global_split_u > 1 and g.gsu_multiple_buffer:
         return "GlobalSplitU MultipleBuffer with int32 C/D (4xi8II, I8II) is not implemented; use SingleBuffer"
-    if g.complex and g.global_split_u > 1 and not g.gsu_multiple_buffer:
-        return (f"GlobalSplitU={g.global_split_u} SingleBuffer with complex types ({g.data_type}) is not implemented "
-                f"(its beta-only kernel and atomic adds are real-valued); use GlobalSplitUAlgorithm MultipleBuffer")
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
-    if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I"), ("D", "D"), ("H", "H")):
+    if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I"), ("D", "D"), ("H", "H"), ("C", "C"),
+                                                         ("Z", "Z")):
         return (f"GlobalSplitU={g.global_split_u} SingleBuffer with C/D {g.dest_type} and compute type "
                 f"{g.compute_type} is not implemented (Tensile accumulates it in an fp32 workspace, "
-                f"_GlobalAccumulation SingleBuffer); the writer adds into fp32, int32, fp64 and HHH fp16 D; use "
+                f"_GlobalAccumulation SingleBuffer); the writer adds into fp32, int32, fp64, HHH fp16 and complex D; use "
                 f"GlobalSplitUAlgorithm MultipleBuffer")
     if atomics and g.dest_type == "H" and int(params.get("AssertFree0ElementMultiple", 1)) < 2:
         # Tensile rejects it too ("Assembly GSU half requires AF0EM>=2 (for atomics on edge tiles)")

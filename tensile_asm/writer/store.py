@@ -2,7 +2,7 @@
 
 With GlobalSplitU the slices add alpha*acc into D with ``buffer_atomic_add_f32`` (a compare-and-swap
 loop where the architecture lacks it: gfx900/gfx906; always for fp64 and fp16 D, the fp16 one on the dword
-holding the half, its neighbour kept bit for bit), after the
+holding the half, its neighbour kept bit for bit; complex D part by part), after the
 beta-only kernel (``beta_only.py``) has set D = beta*C; with GlobalSplitUAlgorithm MultipleBuffer each
 slice writes its unscaled partial tile to its own part of a workspace (passed as D, packed M x N x
 batch per slice) and the post-GSU kernel (``post_gsu.py``) reduces them into D.
@@ -300,6 +300,11 @@ def _store_column(ctx, regs, scalars: Scalars, col: Column, srd_c, srd_d, with_b
         if atomic and g.dest_type == "H":
             m.add(atomic_add_half_cas(ctx, v, offsets[i], atomic))
             continue
+        if atomic and g.complex:   # each part on its own (Tensile's complex atomics add the parts apart too)
+            re, im = parts(ctx, v)
+            m.add(atomic_add_cas(ctx, re, offsets[i], srd_d),
+                  atomic_add_cas(ctx, im, offsets[i], srd_d, byte_offset=4 * g.part_regs))
+            continue
         if atomic:
             m.add(atomic_add_cas(ctx, v, offsets[i], srd_d))
             continue
@@ -320,15 +325,18 @@ def _store_columns(ctx, regs, scalars: Scalars, columns: list, srd_c, srd_d, wit
     return m
 
 
-def atomic_add_cas(ctx: KernelContext, value, offset, srd) -> Module:
+def atomic_add_cas(ctx: KernelContext, value, offset, srd, byte_offset: int = 0) -> Module:
     """D[offset] += value (fp32, or fp64 when ``value`` is a register pair) where the architecture has no
     atomic add for it (fp32 on gfx900/gfx906; fp64 everywhere this writer uses it): a compare-and-swap
     loop, as Tensile's non-native atomic store. Each in-range lane loads its element, then proposes
     old + value with ``buffer_atomic_cmpswap`` (``_x2`` for fp64; glc: it returns what memory held); lanes
     whose returned value is not the one they compared with (another work-group added in between) retry
     with it; the loop ends when every lane has swapped. Values compare as bits, so a NaN or -0 in D
-    cannot loop forever. Out-of-range lanes (offset at or past the out-of-range value) take no part."""
+    cannot loop forever. Out-of-range lanes (offset at or past the out-of-range value) take no part.
+    ``byte_offset``: added to ``offset`` by the instructions (a complex element's imaginary part)."""
     from tensile_asm.isa.registers import EXEC
+
+    at = ["offen", ("offset", byte_offset)] if byte_offset else ["offen"]
 
     wide = value.count == 2
     saved, done, again = ctx.sgpr("SavedExecAtomic", 2), ctx.label("AtomicDone"), ctx.label("AtomicRetry")
@@ -339,21 +347,21 @@ def atomic_add_cas(ctx: KernelContext, value, offset, srd) -> Module:
         ctx.inst("v_cmp_gt_u32", VCC, ctx.oob_offset, offset, comment="lanes whose element is in D"),
         ctx.inst("s_and_saveexec_b64", saved, VCC),
         ctx.inst("s_cbranch_execz", done),
-        ctx.inst("buffer_load_dwordx2" if wide else "buffer_load_dword", old, offset, srd, 0, mods=["offen"],
+        ctx.inst("buffer_load_dwordx2" if wide else "buffer_load_dword", old, offset, srd, 0, mods=at,
                  comment="first guess of D"),
         LabelDef(again.name))
     if wide:
         m.add(ctx.inst("v_add_f64", pair.slice(0, 2), old, value),
               ctx.inst("v_mov_b32", pair[2], old[0]),
               ctx.inst("v_mov_b32", pair[3], old[1]),
-              ctx.inst("buffer_atomic_cmpswap_x2", pair, offset, srd, 0, mods=["offen", glc]),
+              ctx.inst("buffer_atomic_cmpswap_x2", pair, offset, srd, 0, mods=[*at, glc]),
               ctx.inst("v_cmp_ne_u64", VCC, pair.slice(0, 2), old, comment="D changed since the guess: try again"),
               ctx.inst("v_mov_b32", old[0], pair[0]),
               ctx.inst("v_mov_b32", old[1], pair[1]))
     else:
         m.add(ctx.inst("v_add_f32", pair[0], old, value),
               ctx.inst("v_mov_b32", pair[1], old),
-              ctx.inst("buffer_atomic_cmpswap", pair, offset, srd, 0, mods=["offen", glc]),
+              ctx.inst("buffer_atomic_cmpswap", pair, offset, srd, 0, mods=[*at, glc]),
               ctx.inst("v_cmp_ne_u32", VCC, pair[0], old, comment="D changed since the guess: try again"),
               ctx.inst("v_mov_b32", old, pair[0]))
     return m.add(ctx.inst("s_and_b64", EXEC, EXEC, VCC),
