@@ -109,6 +109,17 @@ class KernelDescriptor:
     def granulated_lds_size(self) -> int:
         return _bits(self.compute_pgm_rsrc2, 15, 9)
 
+    # kernarg_preload (gfx940+): LLVM's KERNARG_PRELOAD_SPEC_LENGTH (bits 0-6) and _OFFSET (bits 7-15), in dwords
+    @property
+    def kernarg_preload_length(self) -> int:
+        """Dwords of the kernarg segment a preloading dispatch puts in the user SGPRs after the enabled ones."""
+        return _bits(self.kernarg_preload, 0, 7)
+
+    @property
+    def kernarg_preload_offset(self) -> int:
+        """The first of them, in dwords from the start of the kernarg segment."""
+        return _bits(self.kernarg_preload, 7, 9)
+
     # compute_pgm_rsrc3 (gfx90a+)
     @property
     def accum_offset(self) -> int:

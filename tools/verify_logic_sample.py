@@ -5,7 +5,7 @@ existing create-library output.
     # from logic: a schedule of ../shared/data/logic/rocblas-asm_full, or logic files / folders
     PYTHONPATH=$PWD .venv/bin/python tools/verify_logic_sample.py aldebaran [--files '*_HHS_BH.yaml']
         [--feature lsu-mfma] [--count 6] [--seed 1] [--solutions 3,7 | --all] [--arch gfx90a]
-        [--mapping] [--stagger] [--strides] [--out DIR] [--jobs N]
+        [--mapping] [--stagger] [--strides] [--no-kernarg-preload] [--out DIR] [--jobs N]
     # from a create-library output folder: per logic file built/total and the grouped reasons, then a sample
     PYTHONPATH=$PWD .venv/bin/python tools/verify_logic_sample.py --library OUT_DIR [--per-file 1] [--seed 13]
         [--match REGEX] [--strides]
@@ -21,7 +21,10 @@ sizes: the smallest admitted problem with beta 0; M, N, K primes past the macro 
 batched, beta 0.5); 13 x 11 x a prime past DepthU with beta 0; every size rounded up to what the solution's
 predicates admit. ``--mapping`` (on for the wgm features): N past |WorkGroupMapping| + 1 rows of tiles, not a
 multiple of it; ``--stagger`` (on for stagger-mapping): K past the StaggerU wrap; ``--strides`` (on for
-initial-strides): first strides other than 1 where the solution takes them (``sample.initial_strides``).
+initial-strides): first strides other than 1 where the solution takes them (``sample.initial_strides``);
+``--no-kernarg-preload``: the emulated dispatch does not preload kernel arguments (firmware without it), so kernels
+with PreloadKernelArguments 1 start at their entry, whose 256-byte header loads them (default: preloaded, the
+waves start 256 bytes on).
 
 From a library: ``--per-file`` built solutions of each (architecture, logic file) of its support.json drawn with
 ``--seed`` (``--match``: only names matching the regular expression), run at the same sizes.
@@ -84,6 +87,7 @@ FEATURES = {
     "mfma": lambda s, a: s.derived.is_mfma,
     "valu": lambda s, a: not s.derived.is_mfma,
     "dtv": lambda s, a: bool(s.params.get("DirectToVgprA") or s.params.get("DirectToVgprB")),   # DirectToVgprA/B
+    "preload": lambda s, a: s.derived.preload_kernargs,     # PreloadKernelArguments 1
 }
 
 
@@ -216,7 +220,8 @@ def _verify(library: Path, names: list[str], where: dict[str, str], a) -> int:
     states = collections.Counter()
     for name in names:
         t0 = time.perf_counter()
-        [res] = verify_solutions(library, [name], mapping=mapping, stagger=stagger, strides=strides, seed=a.seed)
+        [res] = verify_solutions(library, [name], mapping=mapping, stagger=stagger, strides=strides, seed=a.seed,
+                                 kernarg_preload=not a.no_kernarg_preload)
         states[res.state] += 1
         sizes = ", ".join(str(c) for c, _ in res.runs)
         print(f"{res.state} {where.get(name, '')} {name} [{sizes}] ({time.perf_counter() - t0:.0f} s)"
@@ -243,6 +248,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mapping", action="store_true", help="N past the WorkGroupMapping blocks")
     ap.add_argument("--stagger", action="store_true", help="K past the StaggerU wrap")
     ap.add_argument("--strides", action="store_true", help="first strides other than 1 where a solution takes them")
+    ap.add_argument("--no-kernarg-preload", action="store_true",
+                    help="dispatch as firmware without kernel-argument preloading: a kernel that preloads (gfx942 "
+                         "PreloadKernelArguments 1) starts at its entry and loads them itself")
     ap.add_argument("--out", type=Path, help="where the cut logic and its library go (default a temporary folder)")
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--cache-dir", type=Path, default=None)

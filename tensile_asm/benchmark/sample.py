@@ -285,9 +285,10 @@ class SampleResult:
 
 def verify_solutions(library: Path, names: Iterable[str] | None = None, *, mapping: bool = False,
                      stagger: bool = False, strides: bool = False, seed: int = 3,
-                     log: Callable[[str], None] | None = None) -> list[SampleResult]:
+                     log: Callable[[str], None] | None = None, kernarg_preload: bool = True) -> list[SampleResult]:
     """Run solutions of the library folder ``library`` (``names``: only these, in this order; else every one) at
-    ``edge_cases``' sizes; ``strides``: with ``initial_strides`` for solutions that take first strides. A crash of the
+    ``edge_cases``' sizes; ``strides``: with ``initial_strides`` for solutions that take first strides;
+    ``kernarg_preload`` False: dispatched as firmware without kernel-argument preloading (gfx940+). A crash of the
     launcher or emulator is a result (CRASH), not the end of the run."""
     from tensile_asm.benchmark.verify import SolutionResult, verify_library
     from tensile_asm.library.codeobjects import LibraryFolder
@@ -302,7 +303,8 @@ def verify_solutions(library: Path, names: Iterable[str] | None = None, *, mappi
                 first, ld = initial_strides(entry, case.size) if strides else ({}, {})
                 try:
                     [r] = verify_library(folder, [case.size], case.alpha, case.beta, seed, names={name},
-                                         first_stride=first or None, ld=ld or None)
+                                         first_stride=first or None, ld=ld or None,
+                                         kernarg_preload=kernarg_preload)
                 except Exception as e:  # noqa: BLE001 -- a finding, reported with the others
                     r = SolutionResult(name, None, None, [], [], f"CRASH {type(e).__name__}: {e}")
                 res.runs.append((case, r))

@@ -155,12 +155,13 @@ def library_problem(contract: GemmKernelContract, entry: dict, size: Size, alpha
 def verify_library(folder, sizes: list[Size], alpha: float, beta: float | None, seed: int, strict: bool = True,
                    names: set[str] | None = None, progress=None, guard_bytes: int = LIBRARY_GUARD_BYTES,
                    check_predicates: bool = True, first_stride: dict | None = None,
-                   ld: dict | None = None) -> list[SolutionResult]:
+                   ld: dict | None = None, kernarg_preload: bool = True) -> list[SolutionResult]:
     """Every solution of a library folder (``tensile_asm.library.codeobjects.LibraryFolder``; ``names``:
     only these), on each size its predicates accept, launched from its code object on the emulator.
     ``beta`` None: 0.5 for solutions with beta, else 0. ``check_predicates`` False: every size, predicates
     aside. ``first_stride``/``ld``: per tensor, strides other than the packed ones, applied to the tensors
-    whose first stride a solution takes (``initial_strides_for``). A and B are followed by ``guard_bytes`` of NaN
+    whose first stride a solution takes (``initial_strides_for``). ``kernarg_preload`` False: the emulated
+    dispatch does not preload kernel arguments (firmware without it; ``Emulator.launch``). A and B are followed by ``guard_bytes`` of NaN
     (see ``EmulatedRuntime``): Tensile's kernels read past their ends."""
     from tensile_asm.errors import UserError
     from tensile_asm.runtime.emulated import EmulatedRuntime
@@ -190,7 +191,7 @@ def verify_library(folder, sizes: list[Size], alpha: float, beta: float | None, 
         co = folder.code_object(name, gfx) if accepted else None
         if progress is not None:
             progress(name, gfx, accepted)
-        runtime = EmulatedRuntime(strict=strict, guard_bytes=guard_bytes)
+        runtime = EmulatedRuntime(strict=strict, guard_bytes=guard_bytes, kernarg_preload=kernarg_preload)
         helper = contract.helper_name()
         paths = {name: co, helper: folder.code_object(helper, gfx)} if accepted and helper else co
         results = verify_sizes(paths, contract, accepted, alpha, b, seed, runtime, first_stride=first,

@@ -140,6 +140,10 @@ def copy_back(buffers) -> None:
         np.copyto(arr, flat.reshape(arr.shape))
 
 
+# bytes past the entry where a dispatch that preloads kernel arguments starts the kernel
+PRELOAD_SKIP = 256
+
+
 def _dispatch_packet(grid, block, lds, kernarg_address) -> bytes:
     """An hsa_kernel_dispatch_packet_t (64 bytes) with the sizes a kernel may read."""
     return struct.pack("<HHHHHHIIIIIQQQQ", 0, 3, block[0], block[1], block[2], 0,
@@ -150,13 +154,14 @@ def _dispatch_packet(grid, block, lds, kernarg_address) -> bytes:
 class WaveSetup:
     """Builds the waves of each workgroup with their initial registers."""
 
-    def __init__(self, arch, kd, limits, grid, block, memory, buffers, lds):
+    def __init__(self, arch, kd, limits, grid, block, memory, buffers, lds, kernarg_preload: bool = True):
+        """``kernarg_preload``: the dispatch firmware preloads kernel arguments. Then, for a descriptor with a
+        kernarg preload length (gfx940+), the dwords it names follow the enabled user SGPRs and the waves start
+        ``PRELOAD_SKIP`` bytes past the entry (``preloaded``); without, they start at the entry, where the
+        kernel's 256-byte header must load them itself (AMDGPUUsage "Preloaded Kernel Arguments")."""
         self.arch, self.kd, self.limits, self.grid, self.block = arch, kd, limits, grid, block
         self.lanes = arch.wavefront_size
         kernarg = buffers["kernarg"].base
-        # Kernel-argument preload (gfx940+): LLVM puts a compatibility prologue at the entry that
-        # s_loads the preloaded dwords into their user SGPRs and branches over the 256-byte header
-        # (what firmware without preload support runs); the emulator starts at the entry and runs it.
         user = []
         if kd.enable_sgpr_private_segment_buffer:
             user += scratch.segment_buffer(kd.private_segment_fixed_size)
@@ -173,10 +178,19 @@ class WaveSetup:
             user += [scratch.PRIVATE_BASE & 0xFFFFFFFF, scratch.PRIVATE_BASE >> 32]
         if kd.enable_sgpr_private_segment_size:
             user += [kd.private_segment_fixed_size]
+        self.preloaded = bool(kernarg_preload and kd.kernarg_preload_length)
+        if self.preloaded:
+            first, n = kd.kernarg_preload_offset, kd.kernarg_preload_length
+            segment = bytes(buffers["kernarg"].data[4 * first:4 * (first + n)])
+            if len(segment) < 4 * n:
+                raise UserError(f"the kernel descriptor preloads kernarg dwords {first}..{first + n - 1}, past the "
+                                f"{len(buffers['kernarg'].data)}-byte kernarg segment")
+            user += list(struct.unpack(f"<{n}I", segment))
         if len(user) > kd.user_sgpr_count:
             raise UserError(f"the kernel descriptor enables {len(user)} user SGPRs but USER_SGPR_COUNT is "
                             f"{kd.user_sgpr_count}")
         self.user = user
+        self.start_pc = 0                  # the op the waves start at (Emulator.launch sets it for preloading)
         self.packed = bool(arch.extra.get("packed_workitem_id", False))
 
     def populate(self, group) -> None:
@@ -199,6 +213,7 @@ class WaveSetup:
             w = Wave(wi, group, self.limits.vgprs, self.limits.agprs, lanes,
                      v=group.vstore[:, cols], a=group.astore[:, cols])
             sl = slice(wi * lanes, (wi + 1) * lanes)
+            w.pc = self.start_pc
             s = w.s
             s[:len(self.user)] = self.user
             st = w.rstate

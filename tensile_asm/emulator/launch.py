@@ -174,7 +174,8 @@ class Emulator:
 
     def launch(self, kernel: str, grid=(1, 1, 1), block=(64, 1, 1), args=(), lds_bytes=None,
                max_instructions: int = DEFAULT_MAX_INSTRUCTIONS, trace=None, trace_if=None,
-               lockstep: bool = True, cycle_model: bool = True, gds=None) -> LaunchResult:
+               lockstep: bool = True, cycle_model: bool = True, gds=None,
+               kernarg_preload: bool = True) -> LaunchResult:
         """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items; ndarrays in ``args`` are
         device buffers whose final contents are copied back into them.
 
@@ -188,6 +189,11 @@ class Emulator:
         ``gds``: a numpy array whose bytes are the global data share (targets with GDS, e.g. gfx908:
         ``gds_bytes`` in isa/<gfx>.yaml), shared by every workgroup; copied in before the launch and
         back into the array after it, like buffer args. Without it a GDS instruction is an error.
+
+        ``kernarg_preload``: the dispatch preloads kernel arguments, as firmware with that support does (gfx940+):
+        for a kernel whose descriptor asks for it, the arguments' dwords arrive in SGPRs and the waves start 256
+        bytes past the entry. False: as firmware without it, the waves start at the entry with only the kernarg
+        pointer, and the kernel's header must load them (``initial.WaveSetup``).
         """
         start = time.perf_counter()
         ko = self._kernel(kernel)
@@ -215,7 +221,14 @@ class Emulator:
         memory = DeviceMemory()
         memory.races = GlobalRaces() if self.strict else None
         buffers = initial.marshal_args(ko, args, memory, grid, block, lds)
-        setup = initial.WaveSetup(self.arch, kd, self.limits(kernel), grid, block, memory, buffers, lds)
+        setup = initial.WaveSetup(self.arch, kd, self.limits(kernel), grid, block, memory, buffers, lds,
+                                  kernarg_preload=kernarg_preload)
+        if setup.preloaded:
+            start = ko.entry + initial.PRELOAD_SKIP
+            setup.start_pc = next((i for i, op in enumerate(ops) if op.inst.address == start), None)
+            if setup.start_pc is None:
+                raise UserError(f"kernel '{kernel}' preloads kernel arguments, but no instruction starts 256 bytes "
+                                f"past its entry (0x{start:x}), where a preloading dispatch starts it")
         counts = [0] * len(ops)
         result = LaunchResult(kernel, grid, block, lds_bytes=lds, strict=self.strict)
         budget = [max_instructions]

@@ -19,6 +19,11 @@ Without them the kernel takes the first stride as 1. The batch strides
 Tensile 4.44, the kernel does not read C's pointer when beta is 0, nor A's and B's when alpha or K is 0
 (ContractionSolution.cpp appends batchD/C/A/B then offsetD/C/A/B; KernelWriterAssembly
 ``loadBatchedAddress``).
+
+PreloadKernelArguments 1 (gfx940+, Tensile 4.44's ``preloadKernargs``): the arguments A and B's loads need first
+come first, in the order ContractionSolution.cpp appends them then -- Tensor2dSizeA/B, AddressA/B, Alpha,
+StridesA*, StridesB*, SizesSum0 (``PRELOADED``: 56 bytes batched, 48 not) -- and the hardware puts their
+dwords in the user SGPRs after the kernarg pointer (``preload_dwords``); the others follow in the usual order.
 """
 
 from __future__ import annotations
@@ -42,11 +47,15 @@ SCALAR_KIND = {"S": (4, "f32"), "D": (8, "f64"), "H": (4, "f16"), "I": (4, "i32"
 
 COMPLEX_KINDS = {"c32": "<ff", "c64": "<dd"}
 
+# PreloadKernelArguments 1: the arguments that come first (in this order) and arrive in user SGPRs
+PRELOADED = ("Tensor2dSizeA", "Tensor2dSizeB", "AddressA", "AddressB", "Alpha", "StridesA", "StridesB", "SizesSum0")
+
 
 def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stagger_u: bool = True,
                     workgroup_mapping: bool = True, persistent: bool = False,
                     persistent_along_batch: bool = False, pointer_array: bool = False,
-                    initial_strides_ab: bool = False, initial_strides_cd: bool = False) -> list[Argument]:
+                    initial_strides_ab: bool = False, initial_strides_cd: bool = False,
+                    preload: bool = False) -> list[Argument]:
     """The kernel arguments in Tensile's order. As Tensile's host (ContractionSolution.cpp) appends them,
     OrigStaggerUIter is there only for a kernel with StaggerU (``stagger_u``); MagicNumberProblemNumGroupTiles0,
     MagicShiftProblemNumGroupTiles0 and GridNumWorkGroups0 only for PersistentKernel (``persistent``), then
@@ -54,7 +63,11 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stag
     NumFullBlocks, WgmRemainder1, MagicNumberWgmRemainder1 only for |WorkGroupMapping| > 1
     (``workgroup_mapping``); OffsetD/C/A/B only for pointer-array batched GEMM (``pointer_array``, which
     needs ``batched``); InitialStrideA/B (``initial_strides_ab``) and InitialStrideD/C (``initial_strides_cd``)
-    before each tensor's other strides."""
+    before each tensor's other strides. ``preload`` (PreloadKernelArguments 1): the ``PRELOADED`` arguments first,
+    as Tensile's host passes them then; Tensile allows it only for strided batches, with beta and without
+    initial strides of A/B."""
+    if preload and (pointer_array or not use_beta or initial_strides_ab):
+        raise ValueError("kernel-argument preloading needs strided batches, beta and no initial strides of A/B")
     if pointer_array and not batched:
         raise ValueError("pointer-array (general) batched GEMM needs a batched problem type")
     strides = 2 if batched else 1          # NumIndicesC - 1 for C/D, len(A) - 1 for A/B
@@ -86,7 +99,24 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stag
                      ("MagicShiftProblemNumGroupTiles0By1", 4, "u32")]
     if workgroup_mapping:
         spec += [("NumFullBlocks", 4, "u32"), ("WgmRemainder1", 4, "u32"), ("MagicNumberWgmRemainder1", 4, "u32")]
+    if preload:
+        rank = {name: i for i, name in enumerate(PRELOADED)}
+        first = sorted((a for a in spec if _preloaded_name(a[0]) in rank), key=lambda a: rank[_preloaded_name(a[0])])
+        spec = first + [a for a in spec if _preloaded_name(a[0]) not in rank]
     return lay_out(spec)
+
+
+def _preloaded_name(name: str) -> str:
+    return name.rstrip("0123456789") if name.startswith(("StridesA", "StridesB")) else name
+
+
+def preload_dwords(layout: list[Argument]) -> int:
+    """The dwords of a preloading kernel's layout that arrive in SGPRs: up to the end of SizesSum0, its last
+    ``PRELOADED`` argument (Tensile's numPreloadSGPRs: 14 for a batched GEMM, 12 for one without batches)."""
+    end = next(a.offset + a.size for a in layout if a.name == "SizesSum0")
+    if any(_preloaded_name(a.name) not in PRELOADED for a in layout if a.offset < end):
+        raise ValueError("the layout does not start with the preloaded arguments (argument_layout(preload=True))")
+    return end // 4
 
 
 def lay_out(spec: list[tuple[str, int, str]]) -> list[Argument]:

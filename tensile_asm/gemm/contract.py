@@ -96,6 +96,9 @@ class GemmKernelContract:
     # UseInitialStridesAB / CD: the first index's stride of A and B / of C and D is an argument (InitialStride<X>)
     initial_strides_ab: bool = False
     initial_strides_cd: bool = False
+    # PreloadKernelArguments 1 (sizeMapping.preloadKernargs): the arguments in their preloading order
+    # (gemm.arguments.PRELOADED first)
+    preload_kernargs: bool = False
 
     # ---- constructors
     @classmethod
@@ -116,7 +119,8 @@ class GemmKernelContract:
                    persistent_kernel_along_batch=d.persistent_kernel_along_batch,
                    pointer_array=pt.batched and not pt.strided_batched,
                    conjugate_a=pt.complex_conjugate_a, conjugate_b=pt.complex_conjugate_b,
-                   initial_strides_ab=pt.use_initial_strides_ab, initial_strides_cd=pt.use_initial_strides_cd)
+                   initial_strides_ab=pt.use_initial_strides_ab, initial_strides_cd=pt.use_initial_strides_cd,
+                   preload_kernargs=d.preload_kernargs)
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -160,7 +164,8 @@ class GemmKernelContract:
                    persistent_kernel_along_batch=along_batch, pointer_array=pointer_array,
                    conjugate_a=conj_a, conjugate_b=conj_b,
                    initial_strides_ab=bool(pt.get("useInitialStridesAB", False)),
-                   initial_strides_cd=bool(pt.get("useInitialStridesCD", False)))
+                   initial_strides_cd=bool(pt.get("useInitialStridesCD", False)),
+                   preload_kernargs=bool(sm.get("preloadKernargs", 0)))
 
     # ---- facts
     @property
@@ -181,7 +186,7 @@ class GemmKernelContract:
                                workgroup_mapping=abs(self.workgroup_mapping) > 1, persistent=self.persistent_kernel != 0,
                                persistent_along_batch=self.persistent_kernel_along_batch,
                                pointer_array=self.pointer_array, initial_strides_ab=self.initial_strides_ab,
-                               initial_strides_cd=self.initial_strides_cd)
+                               initial_strides_cd=self.initial_strides_cd, preload=self.preload_kernargs)
 
     def helper_name(self) -> str | None:
         """The helper kernel this one needs in its code object, if any."""

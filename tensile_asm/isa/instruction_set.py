@@ -112,13 +112,13 @@ class InstructionSet:
     def _placement(self, reg, encoding: str) -> str | None:
         """Why the arch cannot take this register range here: AGPRs it lacks (or, before gfx90a, in
         memory instructions), or a range that starts off its alignment (a virtual register's slice
-        is checked by its offset; the allocator aligns the base)."""
+        is checked by its offset; the allocator aligns the base, or the base is fixed: then from there)."""
         vgpr = self.arch.vgpr
         if reg.kind == "a" and not vgpr["accum"]:
             return f"{self.arch.name} has no AGPRs"
         if reg.kind == "a" and encoding in MEMORY_ENCODINGS and not vgpr["unified"]:
             return f"memory instructions on {self.arch.name} take no AGPRs (gfx90a and later do)"
-        start = reg.index if isinstance(reg, Reg) else reg.offset
+        start = reg.index if isinstance(reg, Reg) else reg.offset + (reg.vreg.fixed or 0)
         align = vgpr["tuple_alignment"] if reg.kind != "s" else (2 if reg.count == 2 else 4)
         if reg.count > 1 and start % align:
             return f"a range of {reg.count} registers must start at a multiple of {align} on {self.arch.name}"

@@ -85,8 +85,12 @@ class EmulatedRuntime(Runtime):
     provenance = EMULATED
 
     def __init__(self, strict: bool = True, source: str | None = None, guard_bytes: int = 0,
-                 guard_value: float = 1024.0, device: str | None = None, cu_count: int = 1):
+                 guard_value: float = 1024.0, device: str | None = None, cu_count: int = 1,
+                 kernarg_preload: bool = True):
         self.strict = strict
+        # the emulated dispatch preloads kernel arguments into SGPRs where a kernel asks (gfx940+ firmware with
+        # that support); False: as older firmware, which starts such a kernel at its entry (Emulator.launch)
+        self.kernarg_preload = kernarg_preload
         self.device = device    # for time_gemm: a devices.yaml name (None: the architecture's default)
         self.source = source    # the .s text of the code object, so errors can name its lines
         # the compute units the emulated device reports (a persistent kernel's grid is a multiple of them;
@@ -174,7 +178,8 @@ class EmulatedRuntime(Runtime):
                                         cu_count=self.cu_count, offsets=offsets):
             emulator = emulator_for(launch.kernel)
             args = kernel_arguments(emulator.code.kernels.get(launch.kernel), launch.layout, launch.values)
-            result = emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args)
+            result = emulator.launch(launch.kernel, grid=launch.grid, block=launch.block, args=args,
+                                     kernarg_preload=self.kernarg_preload)
             if launch.kernel == contract.name:
                 stats = result
         return stats

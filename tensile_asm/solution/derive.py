@@ -108,6 +108,7 @@ class Derived:
     mi_arch_vgpr: bool = False  # MFMA MIArchVgpr: the accumulators are arch VGPRs, not AGPRs
     direct_to_vgpr: tuple[bool, bool] = (False, False)  # DirectToVgprA, B: global reads straight into MFMA operands
     local_read_vector_width: int = 1  # MFMA LocalReadVectorWidth: K values a lane reads at once from an unroll-major tile
+    preload_kernargs: bool = False  # PreloadKernelArguments 1: the first arguments arrive in SGPRs (gemm.arguments)
 
     @property
     def lds_layout(self) -> LdsLayout:
@@ -414,6 +415,37 @@ class _Deriver(LayoutMixin):
                         wave_separate_a=bool(p["WaveSeparateGlobalReadA"]),
                         wave_separate_b=bool(p["WaveSeparateGlobalReadB"]), wavefront_size=p["WavefrontSize"],
                         direct_to_lds_a=bool(p["DirectToLdsA"]), direct_to_lds_b=bool(p["DirectToLdsB"]))
+        self._preload_kernel_arguments()
+
+    def _preload_kernel_arguments(self) -> None:
+        """Tensile 4.44's PreloadKernelArguments rules (SolutionStructs.supportsPreloadKernelArguments), but the
+        architecture's (gfx940+; the builder's supports() says so): 1 must meet them, -1 is kept for the
+        builder to refuse (it would need the architecture), and DelayRemainingArguments needs 1."""
+        p, pt = self.p, self.pt
+        pka = int(p["PreloadKernelArguments"])
+        if pka == 1:
+            why = None
+            if not pt.strided_batched:
+                why = "only with strided batches (StridedBatched true)"
+            elif pt.data_type.char not in ("S", "H", "B"):
+                why = f"not for data type {pt.data_type.char} (S, H or B only)"
+            elif not pt.use_beta:
+                why = "only with UseBeta"
+            elif pt.use_initial_strides_ab:
+                why = "not with UseInitialStridesAB"
+            elif abs(p["WorkGroupMapping"]) > 1:
+                why = f"not with WorkGroupMapping {p['WorkGroupMapping']}"
+            elif not p["PrefetchGlobalRead"]:
+                why = "only with PrefetchGlobalRead"
+            elif p["EdgeType"] == "ShiftPtr":
+                why = "not with EdgeType ShiftPtr"
+            elif p["StaggerU"] != 0:
+                why = f"not with StaggerU {p['StaggerU']}"
+            if why:
+                self.reject(f"PreloadKernelArguments 1 is allowed {why}; use PreloadKernelArguments 0")
+        if p.get("DelayRemainingArguments") and pka != 1:
+            self.reject("DelayRemainingArguments needs PreloadKernelArguments 1")
+        self.out.update(preload_kernargs=pka == 1)
 
     def _write_shape(self, nt: int, mt0: int, mt1: int, lsu: int) -> None:
         p, pt = self.p, self.pt

@@ -36,7 +36,8 @@ FEATURE_LIMITS = (
     ("DepthULdsDivisor", {1}, "DepthULdsDivisor > 1 is not implemented"),
     ("StreamK", {0}, "StreamK is not implemented"),
     ("1LDSBuffer", {0, 1}, "1LDSBuffer -1 (automatic) is not implemented"),
-    ("PreloadKernelArguments", {0}, "kernel-argument preloading is not implemented"),
+    ("PreloadKernelArguments", {0, 1}, "PreloadKernelArguments -1 (automatic: 1 where the architecture and "
+                                       "the solution allow it) is not implemented; use 0 or 1"),
 )
 
 
@@ -177,6 +178,9 @@ def supports(solution, arch: Arch) -> str | None:
     for name, accepted, why in FEATURE_LIMITS:
         if name in params and _value(params[name]) not in accepted:
             return f"{name}={params[name]}: {why}"
+    if solution.derived.preload_kernargs and not arch.extra.get("kernarg_preload", False):
+        return (f"PreloadKernelArguments=1: {arch.name} cannot preload kernel arguments into SGPRs (gfx940 and "
+                f"later can: isa/<gfx>.yaml kernarg_preload); use PreloadKernelArguments 0")
     if params.get("WorkGroupMappingType", "B") != "B" and abs(params.get("WorkGroupMapping", 1)) > 1:
         return (f"WorkGroupMappingType={params['WorkGroupMappingType']} with WorkGroupMapping="
                 f"{params['WorkGroupMapping']}: Z-order mapping is not implemented; use WorkGroupMappingType B")

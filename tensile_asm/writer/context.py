@@ -81,6 +81,7 @@ class Geometry:
     mi_arch_vgpr = _derived("mi_arch_vgpr", "MFMA MIArchVgpr: accumulators in arch VGPRs")
     mi_blocks = _derived("mi_blocks", "MFMA blocks along dims 0 and 1 (MatrixInstBM, MatrixInstBN)")
     local_read_vector_width = _derived("local_read_vector_width")
+    preload_kernargs = _derived("preload_kernargs", "PreloadKernelArguments 1: the first arguments arrive in SGPRs")
     direct_to_vgpr = _derived("direct_to_vgpr", "MFMA DirectToVgprA, B: the operand's global reads are its MFMA "
                                                 "operands (writer/direct_to_vgpr.py), it has no LDS tile")
 

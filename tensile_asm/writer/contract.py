@@ -16,4 +16,5 @@ def kernel_contract(kernel) -> GemmKernelContract:
         macro_tile=(g.mt0, g.mt1), threads=g.num_threads, global_split_u=g.global_split_u,
         global_split_u_algorithm=MULTIPLE_BUFFER if g.writes_workspace else SINGLE_BUFFER,
         workgroup_mapping=g.workgroup_mapping, lds_bytes=kernel.resources.lds_bytes, stagger_u=g.stagger_u,
-        depth_u=g.depth_u, stagger_stride_shift=g.stagger_stride_shift, pointer_array=g.pointer_array)
+        depth_u=g.depth_u, stagger_stride_shift=g.stagger_stride_shift, pointer_array=g.pointer_array,
+        preload_kernargs=g.preload_kernargs)

@@ -29,11 +29,12 @@ from tensile_asm.isa.registers import Reg
 from tensile_asm.isa.waitcnt_pass import insert_waitcnt
 from tensile_asm.writer import (direct_to_vgpr, global_read, local_memory, mac, mfma, mfma_local_read, mfma_store,
                                 signature, split_u, stagger, store)
-from tensile_asm.gemm.arguments import Argument, argument_layout
+from tensile_asm.gemm.arguments import Argument, argument_layout, preload_dwords
 from tensile_asm.writer.batch_address import load_batch_pointers
 from tensile_asm.writer.context import Geometry, KernelContext
 from tensile_asm.writer.limits import geometry_reason
-from tensile_asm.writer.prologue import entry_registers, load_arguments, thread_coordinates, workgroup_mapping
+from tensile_asm.writer.prologue import (check_preload_header, entry_registers, load_arguments, preload_header,
+                                         thread_coordinates, workgroup_mapping)
 
 
 @contextmanager
@@ -513,9 +514,13 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     layout = argument_layout(g.batched, g.use_beta, g.compute_type, stagger_u=g.stagger_u > 0,
                              workgroup_mapping=abs(g.workgroup_mapping) > 1, persistent=g.persistent_kernel != 0,
                              persistent_along_batch=g.persistent_kernel_along_batch, pointer_array=g.pointer_array,
-                             initial_strides_ab=g.initial_strides_ab, initial_strides_cd=g.initial_strides_cd)
-    regs, arg_block = entry_registers(ctx, layout, g.batched)
+                             initial_strides_ab=g.initial_strides_ab, initial_strides_cd=g.initial_strides_cd,
+                             preload=g.preload_kernargs)
+    preload = preload_dwords(layout) if g.preload_kernargs else 0
+    regs, arg_block = entry_registers(ctx, layout, g.batched, preload)
     body = Module(name)
+    if preload:
+        body.add(preload_header(ctx, regs))
     body.add(load_arguments(ctx, regs, arg_block), load_batch_pointers(ctx, regs), thread_coordinates(ctx, regs),
              ctx.inst("v_mov_b32", ctx.oob_offset, global_read.BUFFER_OOB, comment="out-of-range buffer offset"))
     persistent = None
@@ -555,5 +560,8 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     allocation = allocate(body, limits, what=f"kernel {name}")
     nf = allocation.next_free
     res = signature.Resources(vgprs=nf["v"], agprs=nf["a"], sgprs=nf["s"], lds_bytes=g.lds_bytes,
-                              workgroup_size=g.num_threads, workgroup_id_z=g.batched)
-    return Kernel(name, arch, g, layout, res, body, allocation.assignment)
+                              workgroup_size=g.num_threads, workgroup_id_z=g.batched, preload_dwords=preload)
+    kernel = Kernel(name, arch, g, layout, res, body, allocation.assignment)
+    if preload:
+        check_preload_header(kernel.module, arch.name, name)
+    return kernel

@@ -29,38 +29,81 @@ class EntryRegisters:
     tile0: VReg                # which MacroTile of C along dim 0 / dim 1 this work-group computes
     tile1: VReg
     gsu_index: VReg            # which GlobalSplitU slice of K this work-group sums
+    preloaded: VReg | None = None   # the preloaded arguments (s2 on), PreloadKernelArguments 1
+    kernarg_base: int = 0      # byte offset in the kernarg segment of the argument block that is loaded
 
     def arg(self, name: str) -> VRegRef:
         return self.args[name]
 
 
-def entry_registers(ctx: KernelContext, layout: list[Argument],
-                    workgroup_z: bool) -> tuple[EntryRegisters, VReg]:
+def entry_registers(ctx: KernelContext, layout: list[Argument], workgroup_z: bool,
+                    preload: int = 0) -> tuple[EntryRegisters, VReg]:
     """The registers the kernel starts with (work-group ids x, y and, with ``workgroup_z``, z) and the
-    argument block."""
+    argument block that ``load_arguments`` loads. ``preload``: dwords of the layout that arrive in the user
+    SGPRs after the kernarg pointer (s2 on; ``gemm.arguments.preload_dwords``), so that the work-group ids
+    follow them and the block holds only the rest."""
     num_wg = 3 if workgroup_z else 2
     kernarg_ptr = VReg("s", 2, "KernArgAddress", align=2, fixed=0)
-    workgroup = [VReg("s", 1, f"WorkGroup{i}", fixed=2 + i) for i in range(num_wg)]
+    workgroup = [VReg("s", 1, f"WorkGroup{i}", fixed=2 + preload + i) for i in range(num_wg)]
     serial = VReg("v", 1, "Serial", fixed=0)
     dwords = (layout[-1].offset + layout[-1].size + 3) // 4
-    block = ctx.sgpr("KernArgs", dwords, align=4)
-    args = {a.name: block.slice(a.offset // 4, a.size // 4) for a in layout}
+    preloaded = VReg("s", preload, "KernArgsPreloaded", align=2, fixed=2) if preload else None
+    block = ctx.sgpr("KernArgs", dwords - preload, align=4)
+    args = {a.name: (preloaded.slice(a.offset // 4, a.size // 4) if a.offset // 4 < preload
+                     else block.slice(a.offset // 4 - preload, a.size // 4)) for a in layout}
     regs = EntryRegisters(kernarg_ptr, workgroup, serial, args, ctx.vgpr("Tid0"), ctx.vgpr("Tid1"),
-                          ctx.vgpr("SplitGroup"), ctx.sgpr("TileId0"), ctx.sgpr("TileId1"), ctx.sgpr("GSUSumIdx"))
+                          ctx.vgpr("SplitGroup"), ctx.sgpr("TileId0"), ctx.sgpr("TileId1"), ctx.sgpr("GSUSumIdx"),
+                          preloaded, preload * 4)
     return regs, block
 
 
-def load_arguments(ctx: KernelContext, regs: EntryRegisters, block: VReg) -> Module:
-    m = Module("load kernel arguments")
-    offset = 0
+def _smem_loads(ctx: KernelContext, regs: EntryRegisters, block: VReg, first: int, byte_offset: int) -> list:
+    """s_loads of ``block`` (whose dword 0 is SGPR ``first`` when fixed) from the kernarg segment at
+    ``byte_offset``: widest first, each destination aligned as SMEM needs (x4 and wider: 4 SGPRs, x2: 2)."""
+    out, offset = [], 0
     while offset < block.count:
         remaining = block.count - offset
         for width, opcode in _SMEM_WIDTHS:
-            if width <= remaining and offset % min(width, 4) == 0:
+            if width <= remaining and (first + offset) % min(width, 4) == 0:
                 break
-        m.add(ctx.inst(opcode, block.slice(offset, width), regs.kernarg_ptr, offset * 4))
+        out.append(ctx.inst(opcode, block.slice(offset, width), regs.kernarg_ptr, byte_offset + offset * 4))
         offset += width
-    return m
+    return out
+
+
+def load_arguments(ctx: KernelContext, regs: EntryRegisters, block: VReg) -> Module:
+    """s_loads of the argument block (the arguments past the preloaded ones)."""
+    return Module("load kernel arguments").add(_smem_loads(ctx, regs, block, 0, regs.kernarg_base))
+
+
+PRELOAD_HEADER_BYTES = 256
+
+
+def preload_header(ctx: KernelContext, regs: EntryRegisters) -> Module:
+    """The first 256 bytes of a kernel with preloaded arguments (AMDGPUUsage "Preloaded Kernel Arguments"):
+    firmware that preloads them starts the kernel after these bytes, with the arguments in their SGPRs;
+    firmware that does not starts at the entry, where this header s_loads them into the same SGPRs and runs
+    into the kernel (the waitcnt pass waits for them where they are first read), padded with s_nop 0 to its
+    256 bytes (LLVM's AMDGPUPreloadKernArgProlog does the same with a branch; Tensile 4.44's header is 64
+    s_nop, so its kernels read unloaded SGPRs on such firmware). ``check_preload_header`` checks the size."""
+    loads = _smem_loads(ctx, regs, regs.preloaded, 2, 0)
+    from tensile_asm.isa.encoding import encoded_bytes
+    used = sum(encoded_bytes(i, ctx.arch.name) for i in loads)
+    nop = ctx.inst("s_nop", 0)
+    pad = (PRELOAD_HEADER_BYTES - used) // encoded_bytes(nop, ctx.arch.name)
+    return Module("kernarg preload header (firmware without preloading starts here, with it 256 bytes on)").add(
+        loads, [ctx.inst("s_nop", 0, comment="preload header padding") for _ in range(pad)])
+
+
+def check_preload_header(module: Module, arch_name: str, name: str) -> None:
+    """Raise unless the kernel's preload header (its first sub-module) still encodes to exactly 256 bytes after
+    the passes (nothing may have been inserted into it)."""
+    from tensile_asm.isa.encoding import encoded_bytes
+    from tensile_asm.isa.instruction import Instruction
+    header = module.items[0]
+    size = sum(encoded_bytes(i, arch_name) for i in header.code() if isinstance(i, Instruction))
+    if size != PRELOAD_HEADER_BYTES:
+        raise AssertionError(f"kernel {name}: the kernarg preload header is {size} bytes, not {PRELOAD_HEADER_BYTES}")
 
 
 def thread_coordinates(ctx: KernelContext, regs: EntryRegisters) -> Module:

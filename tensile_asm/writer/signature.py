@@ -24,6 +24,7 @@ class Resources:
     lds_bytes: int
     workgroup_size: int
     workgroup_id_z: bool
+    preload_dwords: int = 0  # kernarg dwords preloaded into the user SGPRs after the kernarg pointer
 
 
 def header(arch: Arch) -> str:
@@ -42,6 +43,8 @@ def function_close(name: str) -> str:
 def descriptor(arch: Arch, name: str, res: Resources, layout: list[Argument]) -> str:
     lines = [".rodata", ".p2align 6", f".amdhsa_kernel {name}",
              "  .amdhsa_user_sgpr_kernarg_segment_ptr 1",
+             *([f"  .amdhsa_user_sgpr_kernarg_preload_length {res.preload_dwords}",
+                "  .amdhsa_user_sgpr_kernarg_preload_offset 0"] if res.preload_dwords else []),
              f"  .amdhsa_kernarg_size {kernarg_size(layout)}",
              f"  .amdhsa_group_segment_fixed_size {res.lds_bytes}",
              "  .amdhsa_private_segment_fixed_size 0"]
