@@ -110,11 +110,13 @@ def _reads_scc_first(items: list, label: str) -> bool:
     return False
 
 
-def relax_branches(target: Module | list, arch, spare_pair: Callable[[], Reg]) -> int:
+def relax_branches(target: Module | list, arch, spare_pair: Callable[[], Reg], size: int | None = None) -> int:
     """Replace the branches of ``target`` (a Module, changed in place down its tree; or a list of
     instructions and label definitions) that cannot reach their label with the long form. ``spare_pair()``
-    gives the SGPR pair the long forms use (called only if one is needed). Returns how many were relaxed."""
-    if _item_count(target) * MAX_INSTRUCTION_BYTES <= 4 * SIMM16_MAX:
+    gives the SGPR pair the long forms use (called only if one is needed). ``size``: how many instructions
+    and label definitions ``target`` has, when the caller knows (else its items are counted). Returns how
+    many were relaxed."""
+    if (_item_count(target) if size is None else size) * MAX_INSTRUCTION_BYTES <= 4 * SIMM16_MAX:
         return 0            # even at the largest size per item, every offset fits (most kernels: no flattening)
     items = target.code() if isinstance(target, Module) else [x for x in target if x.__class__ in (Instruction, LabelDef)]
     far = far_branches(items, arch.name)

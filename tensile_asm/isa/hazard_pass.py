@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.instruction_set import InstructionSet
-from tensile_asm.isa.module import LabelDef, Module, insert_before
+from tensile_asm.isa.module import LabelDef, insert_before
 from tensile_asm.isa.registers import Label
 
 _TERMINATORS = ("s_branch", "s_endpgm", "s_setpc_b64")
@@ -85,22 +85,17 @@ class _Stream:
         return worst, why
 
 
-def insert_wait_states(target, arch, assignment=None) -> int:
-    """Insert ``s_nop`` before every instruction a hazard rule of ``arch`` says waits too little.
-
-    ``target`` is a Module (changed in place, nops go into the sub-module of the instruction) or a
-    list of instructions and label definitions (changed in place). ``assignment`` resolves virtual
-    registers (run the pass after allocation). Returns the wait states inserted.
-    """
+def plan_wait_states(items: list, shapes: list, arch, assignment=None) -> tuple[dict, int]:
+    """({position in ``items``: the ``s_nop`` to insert before that item}, the wait states they give), for a
+    stream of instructions and label definitions and the ``code_index.Shape`` of each (None for a label)."""
     from tensile_asm.isa.hazards import hazard_model
 
-    model, isa = hazard_model(arch), InstructionSet(arch)
-    items = [x for x in (target.code() if isinstance(target, Module) else target)
-             if isinstance(x, (Instruction, LabelDef))]
-    profiles = model.profiles(items, assignment)
-    if not any(p.consumes for p in profiles if p is not None):
-        return 0                                      # no instruction a live rule can fire on
-    stream = _Stream(items, model, profiles)
+    model = hazard_model(arch)
+    live = model.shape_profiles(shapes, assignment)
+    if not any(p.consumes for p in live.values()):
+        return {}, 0                                  # no instruction a live rule can fire on
+    stream = _Stream(items, model, model.profiles_of(shapes, live))
+    isa = InstructionSet(arch)
     inserted, total = {}, 0
     for i, prof in enumerate(stream.profiles):
         if prof is None or not prof.consumes:
@@ -108,8 +103,22 @@ def insert_wait_states(target, arch, assignment=None) -> int:
         need, why = stream.deficit(i)
         if need:
             stream.extra[i] += need
-            inserted[id(stream.items[i])] = nops_for(isa, need, f"hazard: {why.rule.name}")
+            inserted[i] = nops_for(isa, need, f"hazard: {why.rule.name}")
             total += need
+    return inserted, total
+
+
+def insert_wait_states(target, arch, assignment=None) -> int:
+    """Insert ``s_nop`` before every instruction a hazard rule of ``arch`` says waits too little.
+
+    ``target`` is a Module (changed in place, nops go into the sub-module of the instruction) or a
+    list of instructions and label definitions (changed in place). ``assignment`` resolves virtual
+    registers (run the pass after allocation). Returns the wait states inserted.
+    """
+    from tensile_asm.isa.code_index import Index, index_code   # (code_index imports hazards, which imports this)
+
+    items, shapes, _ = index_code(target, Index(assignment))
+    inserted, total = plan_wait_states(items, shapes, arch, assignment)
     if inserted:
-        insert_before(target, inserted)
+        insert_before(target, {id(items[i]): nops for i, nops in inserted.items()})
     return total

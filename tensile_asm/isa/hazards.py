@@ -273,6 +273,29 @@ def _apply(recipe: tuple, ins: Instruction, assignment, memo: dict | None = None
     return tuple(out)
 
 
+def _apply_shape(recipe: tuple, f, assignment, kinds=None) -> tuple:
+    """``_apply`` on a ``code_index.Shape`` (its operands' keys computed once): the register groups
+    ``recipe`` names in its instruction. ``kinds``: groups of registers of other kinds are left out."""
+    items, flt = recipe
+    if items is None:
+        data = _store_data(f.ins, assignment)
+        return (data,) if data else ()
+    opkeys = f.opkeys
+    out = []
+    for e in items:
+        if e.__class__ is int:
+            g = opkeys[e]
+            if not g:
+                continue
+            if kinds is not None and _key_kind(g[0]) not in kinds:
+                continue
+        else:
+            g = e
+        if flt is None or (g[0] < KEY_V if flt == "s" else (KEY_V <= g[0] < KEY_A if flt == "v" else g[0] >= KEY_A)):
+            out.append(g)
+    return tuple(out)
+
+
 def _groups(ins: Instruction, role: str, assignment) -> tuple:
     """The register groups (one tuple of keys per operand) ``ins`` touches in ``role``."""
     return _apply(_recipe(ins, role), ins, assignment)
@@ -422,42 +445,62 @@ class HazardModel:
 
     def profiles(self, items, assignment=None, prune: bool = True) -> list:
         """Profiles of a program's instructions (None for labels and comments). With ``prune``, only the
-        rules that can fire in this program are kept: those where some instruction produces a register
-        that some consumer of the rule reads in its role (a profile's ``produces`` and ``consumes`` then
-        hold only those rules, and a consumer only the groups that overlap a produced register): what can
-        never fire costs nothing later."""
+        rules that can fire in this program are kept (``shape_profiles``): what can never fire costs nothing
+        later."""
         if not prune:
             return [None if not isinstance(x, Instruction) else self._profile_all(x, assignment) for x in items]
+        from tensile_asm.isa.code_index import Index
+        index = Index(assignment)
+        shapes = [index.shape(x) if x.__class__ is Instruction or isinstance(x, Instruction) else None for x in items]
+        return self.profiles_of(shapes, self.shape_profiles(shapes, assignment))
+
+    @staticmethod
+    def profiles_of(shapes, live: dict) -> list:
+        """Per position of ``shapes`` (``code_index.Shape``, None for a label): its profile in ``live``
+        (``shape_profiles``), else the empty one of its wait states; None for a label."""
+        empty1 = _empty_profile(None)
+        out = []
+        for f in shapes:
+            if f is None:
+                out.append(None)
+            else:
+                p = live.get(f)
+                out.append(p if p is not None else empty1 if f.ins.opcode != "s_nop" else _empty_profile(f.ins))
+        return out
+
+    def shape_profiles(self, shapes, assignment=None) -> dict:
+        """Shape -> profile, for the shapes of a program (``code_index.Shape`` per instruction; None entries
+        are ignored) that take part in a rule that can fire in it ({} when none can): those where some
+        instruction produces a register that some consumer of the rule reads in its role (a profile's
+        ``produces`` and ``consumes`` then hold only those rules, and a consumer only the groups that
+        overlap a produced register). Instructions of one shape have one profile, so the work is per shape."""
         rules = self.rules
         known, classes = self._classes, self.classes
-        out = []                              # the profiles, first each instruction's empty one
-        at: dict = {}                         # class (id of classes()' one tuple per class) -> positions
-        distinct: dict = {}                   # class -> (its tuple, its first instruction)
-        empty1 = _empty_profile(None)
-        for i, x in enumerate(items):
-            if x.__class__ is Instruction or isinstance(x, Instruction):
-                pc = known.get((x.opcode, x.modifiers, len(x.operands)))
-                if pc is None:
-                    pc = classes(x)
-                where = at.get(id(pc))
-                if where is None:
-                    where = at[id(pc)] = []
-                    distinct[id(pc)] = (pc, x)
-                where.append(i)
-                out.append(empty1 if x.opcode != "s_nop" else _empty_profile(x))
-            else:
-                out.append(None)
+        distinct = dict.fromkeys(shapes)
+        distinct.pop(None, None)
+        at: dict = {}                         # class (id of classes()' one tuple per class) -> its shapes
+        first: dict = {}                      # class -> (its tuple, its first instruction)
+        for f in distinct:
+            x = f.ins
+            pc = known.get((x.opcode, x.modifiers, len(x.operands)))
+            if pc is None:
+                pc = classes(x)
+            where = at.get(id(pc))
+            if where is None:
+                where = at[id(pc)] = []
+                first[id(pc)] = (pc, x)
+            where.append(f)
         p_any, c_any = set(), set()
-        for pc, _ in distinct.values():
+        for pc, _ in first.values():
             p_any.update(pc[0])
             c_any.update(pc[1])
         live = p_any & c_any                  # rules with both a producer and a consumer instruction
         # a rule that holds only with a `between` instruction issued since the producer cannot fire
         # in a program without one
         live = {idx for idx in live if rules[idx].between is None
-                or any(self._between(idx, ins) for _, ins in distinct.values())}
+                or any(self._between(idx, ins) for _, ins in first.values())}
         if not live:
-            return out
+            return {}
 
         # per class, the roles it takes part in for live rules: ((role, recipe, (rule, ...)), ...) per side
         def by_role(ins, idxs, side):
@@ -467,47 +510,44 @@ class HazardModel:
                     roles.setdefault(getattr(rules[idx], side), []).append(idx)
             return tuple((role, _recipe(ins, role), tuple(ids)) for role, ids in roles.items())
 
-        plans = {i: (by_role(x, pc[0], "writes"), by_role(x, pc[1], "reads")) for i, (pc, x) in distinct.items()}
-        # The groups each instruction touches in its roles, per side. Per live rule, the side with fewer
-        # instructions goes first; the other side then computes only groups of the register kinds (SGPR,
-        # VGPR, AGPR) the first side touched for that rule: a group of another kind overlaps nothing there,
-        # so it can never be (or meet) the nearest producer of a read.
+        plans = {c: (by_role(x, pc[0], "writes"), by_role(x, pc[1], "reads")) for c, (pc, x) in first.items()}
+        # The groups each shape touches in its roles, per side. Per live rule, the side with fewer shapes
+        # goes first; the other side then keeps only groups of the register kinds (SGPR, VGPR, AGPR) the
+        # first side touched for that rule: a group of another kind overlaps nothing there, so it can never
+        # be (or meet) the nearest producer of a read.
         size: dict = {}
-        for i, (pc, _) in distinct.items():
+        for c, (pc, _) in first.items():
             for side in (0, 1):
                 for idx in pc[side]:
                     if idx in live:
-                        size[side, idx] = size.get((side, idx), 0) + len(at[i])
+                        size[side, idx] = size.get((side, idx), 0) + len(at[c])
         lead = {idx: 0 if size.get((0, idx), 0) <= size.get((1, idx), 0) else 1 for idx in live}
-        caches = ({}, {})                     # per side, position -> {role: groups}
+        caches = ({}, {})                     # per side, shape -> {role: groups}
         touched: dict = {}                    # (class, side, role) -> keys
-        memo: dict = {}
 
-        def sweep(first: bool, kinds) -> tuple:
+        def sweep(lead_side: bool, kinds) -> tuple:
             for c, where in at.items():
                 plan = []
                 for side in (0, 1):
                     for role, recipe, ids in plans[c][side]:
-                        sel = tuple(idx for idx in ids if (lead[idx] == side) == first)
+                        sel = tuple(idx for idx in ids if (lead[idx] == side) == lead_side)
                         if sel:
                             kk = None if kinds is None else frozenset().union(*(kinds.get(x, ()) for x in sel))
                             if kk is None or kk:
                                 plan.append((side, role, recipe, kk))
-                if not plan:
-                    continue
                 for side, role, recipe, kk in plan:
                     side_caches = caches[side]
                     keys = touched.get((c, side, role))
                     if keys is None:
                         keys = touched[(c, side, role)] = set()
-                    for i in where:
-                        cache = side_caches.get(i)
+                    for f in where:
+                        cache = side_caches.get(f)
                         if cache is not None and role in cache:
                             continue                  # computed in full in the first sweep
-                        g = _apply(recipe, items[i], assignment, memo, kk)
+                        g = _apply_shape(recipe, f, assignment, kk)
                         if g:
                             if cache is None:
-                                cache = side_caches[i] = {}
+                                cache = side_caches[f] = {}
                             cache[role] = g
                             keys.update(*g)
             per_rule = ({}, {})               # per side, rule -> the keys its instructions of that side touch
@@ -518,21 +558,22 @@ class HazardModel:
                             per_rule[side].setdefault(idx, set()).update(keys)
             return per_rule
 
-        first = sweep(True, None)
-        produced, consumed = sweep(False, {idx: {_key_kind(k) for k in first[lead[idx]].get(idx, ())}
+        led = sweep(True, None)
+        produced, consumed = sweep(False, {idx: {_key_kind(k) for k in led[lead[idx]].get(idx, ())}
                                            for idx in live})
         pcaches, ccaches = caches
         active = {idx for idx, keys in produced.items() if idx in consumed and not keys.isdisjoint(consumed[idx])}
+        out: dict = {}
         if not active:
             return out
         for c, where in at.items():
-            pc = distinct[c][0]
+            pc = first[c][0]
             fp = tuple((idx, rules[idx].writes) for idx in pc[0] if idx in active)
             fc = tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active)
             if not fp and not fc:
                 continue
-            for i in where:
-                pcache, ccache = pcaches.get(i), ccaches.get(i)
+            for f in where:
+                pcache, ccache = pcaches.get(f), ccaches.get(f)
                 if pcache is None and ccache is None:
                     continue
                 produces, consumes = {}, []
@@ -550,7 +591,7 @@ class HazardModel:
                             if g:
                                 consumes.append((idx, g))
                 if produces or consumes:
-                    out[i] = Profile(out[i].ws, produces, tuple(consumes))
+                    out[f] = Profile(wait_states_of(f.ins), produces, tuple(consumes))
         return out
 
     def _profile_all(self, ins: Instruction, assignment) -> Profile:

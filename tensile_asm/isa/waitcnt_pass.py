@@ -13,66 +13,44 @@ at the counter's maximum), so it ends. Running the pass again gives the same str
 
 from __future__ import annotations
 
+from tensile_asm.isa.code_index import Index, Shape, index_code
 from tensile_asm.isa.counters import COUNTER_OF, counter_limits
-from tensile_asm.isa.hazards import KEY_A, KEY_V, key_name, operand_keys
+from tensile_asm.isa.hazards import key_name, operand_keys
 from tensile_asm.isa.instruction import Instruction
 from tensile_asm.isa.instruction_set import InstructionSet
-from tensile_asm.isa.module import LabelDef, Module, insert_before
-from tensile_asm.isa.registers import Label, Reg, Special, VRegRef
+from tensile_asm.isa.module import insert_before
+from tensile_asm.isa.registers import Label, Special
 from tensile_asm.isa.waitcnt_state import KINDS_OF, LDS_DMA, LDS_WRITE, State, kind_tops
 
 _TERMINATORS = ("s_branch", "s_endpgm", "s_setpc_b64")
 _EXEC_KEYS = frozenset(operand_keys(Special("exec")))
 _VGPR_KEYS = range(256, 768)
-_BASE = {"s": 0, "v": KEY_V, "a": KEY_A}
 
 
-def _operand_keys(o, assignment) -> tuple:
-    """hazards.operand_keys of one operand (a virtual register resolved through ``assignment``)."""
-    t = type(o)
-    if t is VRegRef:
-        index = assignment.get(o.vreg) if assignment else None
-        if index is None:
-            return ()
-        start = _BASE[o.vreg.kind] + index + o.offset
-        return tuple(range(start, start + o.count))
-    if t is Reg or t is Special:
-        return operand_keys(o)
-    return ()
-
-
-def _keys(ops, assignment, memo: dict) -> tuple:
-    """The register keys of ``ops`` in order (hazards.operand_keys of each, joined). ``memo``: id(operand)
-    -> its keys, for one pass over one stream (whose instructions keep every operand alive): the writer
-    shares operand objects between instructions, so most are looked up, not computed."""
-    if len(ops) == 1:
-        o = ops[0]
-        got = memo.get(id(o))
-        if got is None:
-            got = memo[id(o)] = _operand_keys(o, assignment)
-        return got
+def _joined(groups: tuple) -> tuple:
+    """The keys of several operands in order (one operand's own tuple)."""
+    if len(groups) == 1:
+        return groups[0]
     out = ()
-    for o in ops:
-        got = memo.get(id(o))
-        if got is None:
-            got = memo[id(o)] = _operand_keys(o, assignment)
-        if got:
-            out += got
+    for g in groups:
+        if g:
+            out += g
     return out
 
 
-class _Facts:
-    """What one instruction means to the counters (computed once per instruction)."""
+class _Facts(Shape):
+    """What one instruction means to the counters (computed once per shape: ``code_index``)."""
 
     __slots__ = ("reads", "writes", "touched", "write_only", "kind", "counter", "completes", "locks",
                  "barrier", "ds", "writes_exec", "special", "ends_block", "targets", "terminator")
 
     def __init__(self, ins: Instruction, assignment, memo: dict):
+        Shape.__init__(self, ins, assignment, memo)
         (n, implicit_uses, implicit_defs, kind, counter, self.ds, self.barrier, mode, branch,
          self.terminator) = _opcode_facts(ins)
-        ops = ins.operands
-        self.reads = reads = _keys(ops[n:], assignment, memo) + implicit_uses
-        self.writes = writes = _keys(ops[:n], assignment, memo) + implicit_defs
+        ops, opkeys = ins.operands, self.opkeys
+        self.reads = reads = _joined(opkeys[n:]) + implicit_uses
+        self.writes = writes = _joined(opkeys[:n]) + implicit_defs
         self.touched = frozenset(reads + writes)
         self.writes_exec = not _EXEC_KEYS.isdisjoint(writes)
         self.special = self.barrier or self.ds or self.writes_exec
@@ -90,25 +68,6 @@ class _Facts:
             self.completes = writes + (LDS_WRITE,)
         if kind == "gds":                          # its address and data VGPRs stay locked (expcnt)
             self.locks = tuple(k for k in reads if k in _VGPR_KEYS)
-
-
-def _stream_facts(stream, assignment, memo: dict) -> list:
-    """The _Facts of each item of ``stream`` (None for a label). Instructions of the same opcode, modifiers
-    and operand objects (the writer repeats the MAC steps of a loop body with the same operand objects)
-    share one _Facts: ``memo`` and the cache here hold for one pass over one stream, whose instructions
-    keep their operands alive."""
-    cache: dict = {}
-    out = []
-    for x in stream:
-        if x.__class__ is LabelDef:
-            out.append(None)
-            continue
-        key = (x.opcode, x.modifiers, *map(id, x.operands))
-        f = cache.get(key)
-        if f is None:
-            f = cache[key] = _Facts(x, assignment, memo)
-        out.append(f)
-    return out
 
 
 _IMPLICIT_KEYS: dict = {}
@@ -313,26 +272,14 @@ def required_waits(items, arch, assignment=None) -> dict:
 
     The dataflow is iterated until no label's state grows; a segment (label to label) whose start state
     is the one of the previous round is not run again, its previous result is taken."""
-    return _required(_split(items)[0], arch, assignment)
+    stream, facts, _ = index_code(items, Index(assignment, _Facts), skip="s_waitcnt")
+    return {id(stream[j]): need for j, need in _required(stream, facts, arch).items()}
 
 
-def _split(items) -> tuple[list, list]:
-    """(the instructions and label definitions of ``items`` but their ``s_waitcnt``, those ``s_waitcnt``)."""
-    stream, old = [], []
-    for x in items:
-        cls = x.__class__
-        if cls is Instruction or (cls is not LabelDef and isinstance(x, Instruction)):
-            (old if x.opcode == "s_waitcnt" else stream).append(x)
-        elif isinstance(x, LabelDef):
-            stream.append(x)
-    return stream, old
-
-
-def _required(stream: list, arch, assignment) -> dict:
-    """``required_waits`` of a stream of instructions (no ``s_waitcnt``) and label definitions."""
+def _required(stream: list, facts: list, arch) -> dict:
+    """position -> {counter: (count, what)}: ``required_waits`` of a stream of instructions (no
+    ``s_waitcnt``) and label definitions, with the ``_Facts`` of each (None for a label)."""
     tops = kind_tops(counter_limits(arch))
-    memo: dict = {}
-    facts = _stream_facts(stream, assignment, memo)
     at_label: dict = {}                                   # label -> join of the states branching to it
     done: dict = {}                                       # segment start -> _Segment of the last round
     count = len(stream)
@@ -378,7 +325,7 @@ def _required(stream: list, arch, assignment) -> dict:
                             need = _with_batch(need, st, facts, j + 1)
                             for counter, (n, _) in need.items():
                                 st.wait(counter, n)
-                            waits[id(stream[j])] = seg.waits[id(stream[j])] = need
+                            waits[j] = seg.waits[j] = need
                         if f.kind is None and f.writes:
                             st.overwrite(f.writes)
                     if f.kind is not None:
@@ -404,13 +351,24 @@ def wait_instruction(isa: InstructionSet, need: dict) -> Instruction:
                        comment=f"for {why}")
 
 
+def plan_waits(target, arch, assignment=None) -> tuple:
+    """The waits ``target`` (a Module's tree, or a list of instructions and label definitions) needs:
+    (its instructions and label definitions without their ``s_waitcnt``, the ``_Facts`` of each -- a
+    ``code_index.Shape``, None for a label --, {position: the ``s_waitcnt`` to insert before that item},
+    the ``s_waitcnt`` it had, the ``code_index.Index`` of those shapes)."""
+    index = Index(assignment, _Facts)
+    stream, facts, old = index_code(target, index, skip="s_waitcnt")
+    isa = InstructionSet(arch)
+    waits = {j: wait_instruction(isa, need) for j, need in _required(stream, facts, arch).items()}
+    return stream, facts, waits, old, index
+
+
 def insert_waitcnt(target, arch, assignment=None) -> int:
     """Replace the ``s_waitcnt`` of ``target`` (a Module, changed in place, waits going into the
     sub-module of the instruction that needs them; or a list of instructions and label definitions)
     by the ones the rules need. Returns how many it inserted."""
-    stream, old = _split(target.code() if isinstance(target, Module) else target)
-    isa = InstructionSet(arch)
-    waits = {k: [wait_instruction(isa, need)] for k, need in _required(stream, arch, assignment).items()}
+    stream, _, waits, old, _ = plan_waits(target, arch, assignment)
     old = {id(x) for x in old}
-    insert_before(target, waits, drop=(lambda x: id(x) in old) if old else None)
+    insert_before(target, {id(stream[j]): [w] for j, w in waits.items()},
+                  drop=(lambda x: id(x) in old) if old else None)
     return len(waits)

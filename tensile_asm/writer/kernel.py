@@ -22,11 +22,9 @@ from typing import Callable, Iterator
 
 from tensile_asm.isa.allocation import allocate, spare_registers
 from tensile_asm.isa.arch import Arch
-from tensile_asm.isa.branch_relax import relax_branches
-from tensile_asm.isa.hazards import insert_wait_states
+from tensile_asm.isa.kernel_passes import finish_code
 from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.registers import Reg
-from tensile_asm.isa.waitcnt_pass import insert_waitcnt
 from tensile_asm.writer import (direct_to_vgpr, global_read, local_memory, mac, mfma, mfma_local_read, mfma_store,
                                 signature, split_u, stagger, store)
 from tensile_asm.gemm.arguments import Argument, argument_layout, preload_dwords
@@ -65,10 +63,9 @@ class Kernel:
     def __post_init__(self):
         # s_waitcnt wherever a pending memory operation must be complete (waitcnt_pass.py), then
         # hazard-free by construction: s_nop wherever isa/<arch>.yaml `hazards` asks (both idempotent).
-        insert_waitcnt(self.module, self.arch, self.assignment)
-        insert_wait_states(self.module, self.arch, self.assignment)
-        # last: a branch beyond its 16-bit offset becomes the long form, through an SGPR pair past the allocated
-        relax_branches(self.module, self.arch, self._spare_sgpr_pair)
+        # Last, a branch beyond its 16-bit offset becomes the long form, through an SGPR pair past the
+        # allocated. finish_code runs the three passes over one flattened stream.
+        finish_code(self.module, self.arch, self.assignment, self._spare_sgpr_pair)
 
     def _spare_sgpr_pair(self) -> Reg:
         base = spare_registers(self.resources.sgprs, 2, 2, self.arch.sgpr["max_user"], "s", f"kernel {self.name}")
