@@ -42,11 +42,21 @@ class Shape:
 
     def __init__(self, ins: Instruction, assignment, memo: dict):
         self.ins = ins
+        get = memo.get
         out = []
         for o in ins.operands:
-            got = memo.get(id(o))
+            got = get(id(o))
             if got is None:
-                got = memo[id(o)] = _keys_of(o, assignment)
+                if o.__class__ is VRegRef:       # _keys_of, inline for the common case
+                    index = assignment.get(o.vreg) if assignment else None
+                    if index is None:
+                        got = ()
+                    else:
+                        start = _KEY_BASE[o.vreg.kind] + index + o.offset
+                        got = tuple(range(start, start + o.count))
+                else:
+                    got = _keys_of(o, assignment)
+                memo[id(o)] = got
             out.append(got)
         self.opkeys = tuple(out)
 

@@ -296,6 +296,32 @@ def _apply_shape(recipe: tuple, f, assignment, kinds=None) -> tuple:
     return tuple(out)
 
 
+def _union_shapes(recipe: tuple, shapes, assignment, kinds, keys: set) -> None:
+    """Add to ``keys`` every key of the groups ``_apply_shape(recipe, f, assignment, kinds)`` gives, over
+    ``shapes`` (of one class)."""
+    items, flt = recipe
+    if items is None:
+        for f in shapes:
+            data = _store_data(f.ins, assignment)
+            if data:
+                keys.update(data)
+        return
+    for e in items:
+        if e.__class__ is not int:
+            if flt is None or _of_kind(e[0], flt):
+                keys.update(e)
+            continue
+        for f in shapes:
+            g = f.opkeys[e]
+            if g and (kinds is None or _key_kind(g[0]) in kinds) and (flt is None or _of_kind(g[0], flt)):
+                keys.update(g)
+
+
+def _of_kind(k: int, flt: str) -> bool:
+    """A group starting at key ``k`` passes a role's register-kind filter ('s', 'v' or 'a')."""
+    return k < KEY_V if flt == "s" else (KEY_V <= k < KEY_A if flt == "v" else k >= KEY_A)
+
+
 def _groups(ins: Instruction, role: str, assignment) -> tuple:
     """The register groups (one tuple of keys per operand) ``ins`` touches in ``role``."""
     return _apply(_recipe(ins, role), ins, assignment)
@@ -522,34 +548,25 @@ class HazardModel:
                     if idx in live:
                         size[side, idx] = size.get((side, idx), 0) + len(at[c])
         lead = {idx: 0 if size.get((0, idx), 0) <= size.get((1, idx), 0) else 1 for idx in live}
-        caches = ({}, {})                     # per side, shape -> {role: groups}
         touched: dict = {}                    # (class, side, role) -> keys
+        full: set = set()                     # (class, side, role) whose keys are all of its groups'
 
         def sweep(lead_side: bool, kinds) -> tuple:
             for c, where in at.items():
-                plan = []
                 for side in (0, 1):
                     for role, recipe, ids in plans[c][side]:
                         sel = tuple(idx for idx in ids if (lead[idx] == side) == lead_side)
-                        if sel:
-                            kk = None if kinds is None else frozenset().union(*(kinds.get(x, ()) for x in sel))
-                            if kk is None or kk:
-                                plan.append((side, role, recipe, kk))
-                for side, role, recipe, kk in plan:
-                    side_caches = caches[side]
-                    keys = touched.get((c, side, role))
-                    if keys is None:
-                        keys = touched[(c, side, role)] = set()
-                    for f in where:
-                        cache = side_caches.get(f)
-                        if cache is not None and role in cache:
-                            continue                  # computed in full in the first sweep
-                        g = _apply_shape(recipe, f, assignment, kk)
-                        if g:
-                            if cache is None:
-                                cache = side_caches[f] = {}
-                            cache[role] = g
-                            keys.update(*g)
+                        if not sel or (c, side, role) in full:
+                            continue
+                        kk = None if kinds is None else frozenset().union(*(kinds.get(x, ()) for x in sel))
+                        if kk is not None and not kk:
+                            continue
+                        keys = touched.get((c, side, role))
+                        if keys is None:
+                            keys = touched[(c, side, role)] = set()
+                        _union_shapes(recipe, where, assignment, kk, keys)
+                        if kk is None:
+                            full.add((c, side, role))
             per_rule = ({}, {})               # per side, rule -> the keys its instructions of that side touch
             for (c, side, role), keys in touched.items():
                 for r, _, ids in plans[c][side]:
@@ -561,35 +578,32 @@ class HazardModel:
         led = sweep(True, None)
         produced, consumed = sweep(False, {idx: {_key_kind(k) for k in led[lead[idx]].get(idx, ())}
                                            for idx in live})
-        pcaches, ccaches = caches
         active = {idx for idx, keys in produced.items() if idx in consumed and not keys.isdisjoint(consumed[idx])}
         out: dict = {}
         if not active:
             return out
+        # the groups of the rules that can fire, per shape (of another register kind than the rule's other
+        # side touches, a group overlaps nothing: kept, it never matters)
         for c, where in at.items():
             pc = first[c][0]
-            fp = tuple((idx, rules[idx].writes) for idx in pc[0] if idx in active)
-            fc = tuple((idx, rules[idx].reads) for idx in pc[1] if idx in active)
+            recipes = {(side, role): recipe for side in (0, 1) for role, recipe, _ in plans[c][side]}
+            fp = tuple((idx, recipes[0, rules[idx].writes]) for idx in pc[0] if idx in active)
+            fc = tuple((idx, recipes[1, rules[idx].reads]) for idx in pc[1] if idx in active)
             if not fp and not fc:
                 continue
             for f in where:
-                pcache, ccache = pcaches.get(f), ccaches.get(f)
-                if pcache is None and ccache is None:
-                    continue
                 produces, consumes = {}, []
-                if pcache is not None:
-                    for idx, role in fp:
-                        g = pcache.get(role)
+                for idx, recipe in fp:
+                    g = _apply_shape(recipe, f, assignment)
+                    if g:
+                        produces[idx] = g
+                for idx, recipe in fc:
+                    g = _apply_shape(recipe, f, assignment)
+                    if g:
+                        keys = produced[idx]
+                        g = tuple(grp for grp in g if not keys.isdisjoint(grp))
                         if g:
-                            produces[idx] = g
-                if ccache is not None:
-                    for idx, role in fc:
-                        g = ccache.get(role)
-                        if g:
-                            keys = produced[idx]
-                            g = tuple(grp for grp in g if not keys.isdisjoint(grp))
-                            if g:
-                                consumes.append((idx, g))
+                            consumes.append((idx, g))
                 if produces or consumes:
                     out[f] = Profile(wait_states_of(f.ins), produces, tuple(consumes))
         return out

@@ -25,6 +25,7 @@ from tensile_asm.isa.waitcnt_state import KINDS_OF, LDS_DMA, LDS_WRITE, State, k
 _TERMINATORS = ("s_branch", "s_endpgm", "s_setpc_b64")
 _EXEC_KEYS = frozenset(operand_keys(Special("exec")))
 _VGPR_KEYS = range(256, 768)
+_NONE = frozenset()
 
 
 def _joined(groups: tuple) -> tuple:
@@ -46,18 +47,21 @@ class _Facts(Shape):
 
     def __init__(self, ins: Instruction, assignment, memo: dict):
         Shape.__init__(self, ins, assignment, memo)
-        (n, implicit_uses, implicit_defs, kind, counter, self.ds, self.barrier, mode, branch,
+        (n, implicit_uses, implicit_defs, kind, counter, ds, barrier, mode, branch,
          self.terminator) = _opcode_facts(ins)
-        ops, opkeys = ins.operands, self.opkeys
-        self.reads = reads = _joined(opkeys[n:]) + implicit_uses
-        self.writes = writes = _joined(opkeys[:n]) + implicit_defs
+        opkeys = self.opkeys
+        self.reads = reads = (opkeys[n] if len(opkeys) == n + 1 else _joined(opkeys[n:])) + implicit_uses
+        self.writes = writes = (opkeys[0] if n == 1 else _joined(opkeys[:n])) + implicit_defs
         self.touched = frozenset(reads + writes)
-        self.writes_exec = not _EXEC_KEYS.isdisjoint(writes)
-        self.special = self.barrier or self.ds or self.writes_exec
-        self.kind, self.counter = kind, counter
-        self.targets = [o.name for o in ops if isinstance(o, Label)] if branch else ()
-        self.ends_block = bool(self.targets) or self.terminator
-        self.completes, self.locks, self.write_only = (), (), frozenset()
+        self.writes_exec = writes_exec = not _EXEC_KEYS.isdisjoint(writes)
+        self.special = barrier or ds or writes_exec
+        self.ds, self.barrier, self.kind, self.counter = ds, barrier, kind, counter
+        if branch:
+            self.targets = [o.name for o in ins.operands if isinstance(o, Label)]
+            self.ends_block = bool(self.targets) or self.terminator
+        else:
+            self.targets, self.ends_block = (), self.terminator
+        self.completes, self.locks, self.write_only = (), (), _NONE
         if kind is None:
             return
         self.write_only = frozenset(writes) - frozenset(reads)
@@ -204,14 +208,17 @@ def _with_batch(need: dict, st: State, facts, start: int) -> dict:
     straight-line code after it, up to a label, after a branch, or before the next operation issued on
     that counter."""
     out = {}
-    entries = st.entries
     for counter, (n, batch, what) in need.items():
         table: dict = {}          # register key -> what an access of it needs on ``counter`` (the state is fixed)
+        kinds = KINDS_OF[counter]
+        # the registers that could lower the count: an instruction that touches none of them and is no
+        # barrier, DS access or EXEC write needs no fewer on this counter
+        low = _below(st, kinds, n)
         for j in range(start, len(facts)):
             f = facts[j]
             if f is None or f.counter == counter:
                 break
-            if f.special or not entries.keys().isdisjoint(f.touched):
+            if f.special or not low.isdisjoint(f.touched):
                 if f.kind is None and not f.special and counter != "expcnt":
                     m = None      # _need_on for an instruction no load-kind or GDS-lock exception applies to
                     for k in f.touched:
@@ -224,6 +231,7 @@ def _with_batch(need: dict, st: State, facts, start: int) -> dict:
                     m = _need_on(st, f, counter)
                 if m is not None and m[1] == batch and m[0] < n:
                     n = m[0]
+                    low = _below(st, kinds, n)
             if f.ends_block:
                 break
         out[counter] = (n, what)
@@ -231,6 +239,26 @@ def _with_batch(need: dict, st: State, facts, start: int) -> dict:
 
 
 _UNSET = object()
+
+
+def _below(st: State, kinds: tuple, n: int) -> set:
+    """The register keys with a pending operation of ``kinds`` (one counter's) that an access must wait
+    for with a count below ``n`` (as ``_key_need`` counts)."""
+    seq, tops = st.seq, st.tops
+    out = set()
+    for k, by in st.entries.items():
+        for kind, e in by.items():
+            if kind in kinds:
+                if kind == "smem":
+                    c = 0
+                else:
+                    c = seq[kind] - e.at
+                    if c >= tops[kind]:
+                        c = tops[kind] - 1
+                if c < n:
+                    out.add(k)
+                    break
+    return out
 
 
 def _key_need(st: State, k, counter: str) -> tuple | None:
