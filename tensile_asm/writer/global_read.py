@@ -155,8 +155,9 @@ def lds_write_anchors(g, name: str) -> list[tuple[int, int]]:
     As Tensile keeps one local-write address per operand and gives every load an instruction offset, a load
     shares the address of an earlier load (its anchor) where its element is a constant distance d further in the
     tile: always without block pads, and with LdsBlockSizePerPad where d is a whole number of pad intervals
-    (then padded(e + d) = padded(e) + padded(d) for every lane's e). A load whose offset would leave the 16-bit
-    instruction offset field starts an address of its own."""
+    or where no element the anchor's lanes write, d further, crosses a pad boundary (``_crosses_no_pad``; then
+    padded(e + d) = padded(e) + padded(d) for every lane's e, as Tensile's constant write offsets assume). A load
+    whose offset would leave the 16-bit instruction offset field starts an address of its own."""
     lay = g.lds_tile(name)
     apart = vector_offsets(lay, g.tlu_a if name == "A" else g.tlu_b, g.glvw(name))
     # the highest offset the writes of one load add, buffers and the vector's last element included
@@ -168,12 +169,30 @@ def lds_write_anchors(g, name: str) -> list[tuple[int, int]]:
         if anchor is not None:
             rel = d - anchor[1]
             off = lay.padded(rel) * g.lds_bpe
-            if (not lay.block_padded or rel % lay.interval == 0) and 0 <= off and off + reach <= 65536:
+            if ((not lay.block_padded or rel % lay.interval == 0 or _crosses_no_pad(g, name, anchor[0], rel))
+                    and 0 <= off and off + reach <= 65536):
                 anchors.append((anchor[0], off))
                 continue
         anchor = (i, d)
         anchors.append((i, 0))
     return anchors
+
+
+def _crosses_no_pad(g, name: str, anchor: int, rel: int) -> bool:
+    """No lane's first element of load ``anchor`` lies across a pad boundary from its element ``rel`` further
+    (unpadded), so that the distance stays padded(rel) in every lane (the elements of each vector after the
+    first are then placed as every load's are: ``lds_address.lds_reason`` checks no vector crosses a pad). The
+    anchor's vectors start at every multiple of GLVW of its LSC-wide stretch of the coalesced dimension, in any
+    row across: a superset of the lanes' ones, whatever the thread assignment."""
+    lay = g.lds_tile(name)
+    tlu = g.tlu_a if name == "A" else g.tlu_b
+    lsc, _ = g.load_spacing(name)
+    glvw = g.glvw(name)
+    c0 = (anchor % g.num_loads_coalesced(name)) * lsc
+    across = (g.depth_u if tlu else (g.mt0 if name == "A" else g.mt1))
+    bases = [lay.unpadded(a, c) if tlu else lay.unpadded(c, a)
+             for a in range(c0, c0 + lsc, glvw) for c in range(across)]
+    return not lay.splits(bases, [rel])
 
 
 def _lds_write_registers(ctx: KernelContext, name: str, anchors) -> list:

@@ -130,7 +130,9 @@ def _mfma_math(ctx: KernelContext) -> _Math:
         pack_a, a = values_a(state, regset, step, buffer)
         packs, mfmas = mfma.mfma_step_parts(
             ctx, p, acc, a, mfma_local_read.operand_values(ctx.geometry, p, state, 1, regset, step),
-            (mfma_local_read.widened(ctx.geometry, 0), mfma_local_read.widened(ctx.geometry, 1)))
+            (mfma_local_read.widened(ctx.geometry, 0), mfma_local_read.widened(ctx.geometry, 1)),
+            (mfma_local_read.vector_reads(ctx.geometry, p, 0), mfma_local_read.vector_reads(ctx.geometry, p, 1)),
+            state.pack_select)
         if pack_a.items:
             packs = Module(packs.name).add(pack_a.items, packs.items)
         return packs, mfmas
@@ -173,6 +175,8 @@ def _mac_steps(p: _Parts, buffer: int) -> Module:
     ctx, g = p.ctx, p.ctx.geometry
     m = Module(f"MAC steps on LDS buffer {buffer}")
     steps, sets = g.math_steps, g.local_read_sets
+    if g.is_mfma:   # every set is read before it is used here: registers of this pass's own
+        p = dataclasses.replace(p, lr=p.lr.fresh())
     ahead = sets - 1
     for u in range(min(ahead, steps)):
         m.add(p.math.reads(ctx, p.lr, u, buffer, regset=u % sets))

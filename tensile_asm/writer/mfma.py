@@ -213,14 +213,18 @@ def zero_accumulators(ctx: KernelContext, acc: VReg) -> Module:
     return m
 
 
-def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: str) -> tuple[Module, VReg]:
+def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: str) -> tuple[Module, list]:
     """The MFMA operands of narrow inputs from the values read from LDS one register per value (a K-major
     tile), packed low K value first: fp16/bf16 read as 16-bit values (ds_read_u16, zero-extended) two per
     register (v_lshl_or_b32); 8-bit values (int8, fp8, bf8) four per register
     from the bytes (ds_read_u8: two v_perm_b32 place bytes
-    0,1 and 2,3, the others zero, an OR joins them)."""
+    0,1 and 2,3, the others zero, an OR joins them).
+
+    In place, as Tensile packs into its ValuA registers: tile t's operand is the first a_regs of its V value
+    registers, register r packed from values r*P .. r*P+P-1 (P per register). r <= r*P, so each register is
+    written after its own values are read and before no value still to be read: no registers of their own.
+    Returns the packing and each tile's operand registers (``name`` names the packing)."""
     s = p.shape
-    packed = VReg("v", tiles * s.a_regs, name, align=ctx.arch.vgpr["tuple_alignment"] if s.a_regs > 1 else 1)
     m = Module(f"pack {name}")
     per_reg = s.values_per_lane // s.a_regs
     if s.in_type in BYTE_IN_TYPES:
@@ -231,17 +235,41 @@ def pack_operand(ctx: KernelContext, p: MfmaPlan, wide: VReg, tiles: int, name: 
     elif s.in_type not in ("f16", "bf16"):
         raise ValueError(f"no packing for MFMA input type {s.in_type}")
     for t in range(tiles):
+        base = t * s.values_per_lane
         for r in range(s.a_regs):
-            first = t * s.values_per_lane + r * per_reg
+            first = base + r * per_reg
             v = [wide[first + j] for j in range(per_reg)]
-            dst = packed[t * s.a_regs + r]
+            dst = wide[base + r]
             if s.in_type in BYTE_IN_TYPES:
                 m.add(ctx.inst("v_perm_b32", lo_pair, v[1], v[0], low),
                       ctx.inst("v_perm_b32", hi_pair, v[3], v[2], high),
                       ctx.inst("v_or_b32", dst, lo_pair, hi_pair))
             else:
                 m.add(ctx.inst("v_lshl_or_b32", dst, v[1], 16, v[0], comment="two halves, low K first"))
-    return m, packed
+    return m, [wide.slice(t * s.values_per_lane, s.a_regs) for t in range(tiles)]
+
+
+def pack_vector_operand(ctx: KernelContext, p: MfmaPlan, regs: VReg, tiles: int, vw: int, select: VReg,
+                        name: str) -> tuple[Module, list]:
+    """The MFMA operands of 16-bit inputs read VW outputs at a time (mfma_local_read.vector_reads): per group of
+    VW outputs, value v's VW halves in VW/2 registers (output j of the group in half j % 2 of register j / 2).
+    Output t's register r joins values 2r (low) and 2r+1 (high) of its half with one v_perm_b32 (``select``:
+    the selectors of the low and of the high halves), as Tensile's LocalReadMFMA packs them. Each output's
+    operand is a register range of its own (free once that output's MFMAs have read it)."""
+    s = p.shape
+    half = vw // 2
+    group = s.values_per_lane * half
+    align = ctx.arch.vgpr["tuple_alignment"] if s.a_regs > 1 else 1
+    packed = [VReg("v", s.a_regs, f"{name}{t}", align=align) for t in range(tiles)]
+    m = Module(f"pack {name}")
+    for t in range(tiles):
+        q, j = divmod(t, vw)
+        for r in range(s.a_regs):
+            lo = regs[q * group + 2 * r * half + j // 2]
+            hi = regs[q * group + (2 * r + 1) * half + j // 2]
+            m.add(ctx.inst("v_perm_b32", packed[t][r], hi, lo, select[j % 2],
+                           comment=f"output {t}: K {2 * r}, {2 * r + 1}"))
+    return m, [reg.all() for reg in packed]
 
 
 def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values_b: VReg,
@@ -252,9 +280,11 @@ def mfma_step(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values
 
 
 def mfma_step_parts(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, values_b: VReg,
-                    widened: tuple[bool, bool] = (False, False)) -> tuple[Module, Module]:
+                    widened: tuple[bool, bool] = (False, False), vector: tuple[int, int] = (1, 1),
+                    select: VReg | None = None) -> tuple[Module, Module]:
     """One K-step: an MFMA per wave output, A's values of row t0 times B's of column t1 (an operand read one
-    register per value, ``widened`` (A, B), is packed first). An operand is a VReg of MIWaveTile operands, or a
+    register per value, ``widened`` (A, B), is packed first: in place, or from reads of ``vector`` (A, B)
+    outputs at a time with the v_perm_b32 selectors ``select``). An operand is a VReg of MIWaveTile operands, or a
     list of each tile's registers (read several K-steps at a time: mfma_local_read.operand_values)."""
     if p.parts == 2:
         from tensile_asm.writer.mfma_complex import complex_step
@@ -264,10 +294,12 @@ def mfma_step_parts(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, 
     m = Module(f"MFMA {s.opcode} x {wt0}x{wt1}")
     packs = Module("pack the MFMA operands")
     if widened[0]:
-        pack_a, values_a = pack_operand(ctx, p, values_a, wt0, "MfmaPackedA")
+        pack_a, values_a = (pack_vector_operand(ctx, p, values_a, wt0, vector[0], select, "MfmaPackedA")
+                            if vector[0] > 1 else pack_operand(ctx, p, values_a, wt0, "MfmaPackedA"))
         packs.add(pack_a)
     if widened[1]:
-        pack_b, values_b = pack_operand(ctx, p, values_b, wt1, "MfmaPackedB")
+        pack_b, values_b = (pack_vector_operand(ctx, p, values_b, wt1, vector[1], select, "MfmaPackedB")
+                            if vector[1] > 1 else pack_operand(ctx, p, values_b, wt1, "MfmaPackedB"))
         packs.add(pack_b)
     swap = ctx.geometry.source_swap
     # the MFMAs of a packed operand's tile one after the other, so the next tile's packing is further from its

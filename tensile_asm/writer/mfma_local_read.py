@@ -25,12 +25,15 @@ kernels: in an unroll-major tile a lane's V values are V neighbouring elements, 
 ds_read_b32/b64/b128 straight into the MFMA operand, lowest K value in the lowest bits as the MFMA takes
 them; in a K-major tile they are V elements a row apart, each read zero-extended into a register of its own
 (ds_read_u8 / ds_read_u16) and packed four (bytes) or two (halves) per register before the MFMA
-(mfma.pack_operand).
+(mfma.pack_operand). With VectorWidth VW > 1 a lane's VW neighbouring outputs along the tile are VW neighbouring
+elements of each K row, so 16-bit values are read as Tensile's LocalReadMFMA reads them: one ds_read of VW values
+(b32/b64/b128) per K value and VW outputs, half the registers of one read per value, and packed with v_perm_b32
+(the low or high halves of two K values' reads; ``vector_reads``, mfma.pack_vector_operand).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VReg
@@ -52,6 +55,17 @@ class MfmaReadState:
     steps_per_read: int = 1    # R: K-steps one wide read of an unroll-major operand covers
     wide_a: list | None = None  # R > 1, unroll-major A: register sets of R steps, tile t's step j at (t*R + j)
     wide_b: list | None = None
+    # vector_reads: two SGPRs, the v_perm_b32 selectors of the low and the high halves of two registers
+    pack_select: VReg | None = None
+
+    def fresh(self) -> "MfmaReadState":
+        """The same addresses with register sets of their own, for one pass of K-steps that reads every set
+        before using it (kernel._mac_steps): each pass's sets are then live within the pass only, not from
+        the main loop to a later pass (which the allocator would have to keep over the whole loop)."""
+        def new(sets):
+            return [VReg(r.kind, r.count, r.name, r.align) for r in sets] if sets else sets
+        return replace(self, values_a=new(self.values_a), values_b=new(self.values_b), wide_a=new(self.wide_a),
+                       wide_b=new(self.wide_b))
 
 
 def _wide_sets(steps: int, sets: int, r: int) -> int:
@@ -101,12 +115,40 @@ def widened(g, dim: int) -> bool:
     return g.narrow_lds and not g.direct_to_vgpr[dim] and not g.lds_tile(_operand(dim)).unroll_major
 
 
+def vector_reads(g, p: MfmaPlan, dim: int) -> int:
+    """VW where one read fills VW outputs' value of one K row (module docstring): a widened 16-bit operand with
+    VectorWidth VW > 1 whose reads of VW * 2 bytes stay dword aligned (rows and block pads of whole dwords) and
+    cross no block pad; else 1 (one ds_read_u16 per value). Memoised on the geometry."""
+    memo = g.__dict__.setdefault("_mfma_vector_reads", {})
+    if (dim, p) not in memo:
+        memo[dim, p] = _vector_reads(g, p, dim)
+    return memo[dim, p]
+
+
+def _vector_reads(g, p: MfmaPlan, dim: int) -> int:
+    vw = p.vector_width[dim]
+    if vw < 2 or g.complex or g.lds_bpe != 2 or not widened(g, dim):
+        return 1
+    lay = g.lds_tile(_operand(dim))
+    if (lay.stride_k * 2) % 4 or (lay.block_padded and (lay.pad * 2) % 4):
+        return 1
+    # every read's first element a multiple of VW (lane bases and offsets alike), and VW elements between pads:
+    # no read's VW elements straddle a block pad (the first elements' placement lds_address.lds_reason checks)
+    bases, offsets = read_pattern(g, p, dim, vector=vw)
+    if any(b % vw for b in bases) or any(o % vw for o in offsets) or (lay.block_padded and lay.interval % vw):
+        return 1
+    return vw
+
+
 def read_registers(g, p: MfmaPlan, dim: int) -> int:
     """Registers the reads fill per wave output and operand: the MFMA's operand, or one register per value
-    (complex types: each value's real and imaginary parts, mfma_complex.py)."""
+    (complex types: each value's real and imaginary parts, mfma_complex.py), or half of that where one read
+    fills VW outputs' values (``vector_reads``)."""
     if g.complex:
         return p.shape.values_per_lane * g.acc_regs
-    return p.shape.values_per_lane if widened(g, dim) else p.shape.a_regs
+    if not widened(g, dim):
+        return p.shape.a_regs
+    return p.shape.values_per_lane // 2 if vector_reads(g, p, dim) > 1 else p.shape.values_per_lane
 
 
 def _operand(dim: int) -> str:
@@ -122,21 +164,23 @@ def lane_coordinates(p: MfmaPlan, dim: int, wave_pos: int, lane: int, r: int = 1
             (lane // (m * p.shape.blocks)) * p.shape.values_per_lane * r)
 
 
-def reads(g, p: MfmaPlan, dim: int, step: int) -> list[tuple[int, int, int, int]]:
+def reads(g, p: MfmaPlan, dim: int, step: int, vector: int | None = None) -> list[tuple[int, int, int, int]]:
     """The reads of one operand in K-step ``step``: (wave output t, first value v, tile offset, K offset) of
-    each read, which reads ``read_values`` values."""
+    each read, which reads ``read_values`` values (``vector_reads`` VW > 1: value v of outputs t .. t+VW-1)."""
     lay = g.lds_tile(_operand(dim))
+    vw = vector_reads(g, p, dim) if vector is None else vector    # reads of VW outputs: their first one
     r = k_steps_per_read(g, p)
     if r > 1:   # R steps at a time (module docstring); the unroll-major operand reads in their first step
         if lay.unroll_major and step % r:
             return []
         first = (step // r) * r * p.shape.k + (0 if lay.unroll_major else (step % r) * p.shape.values_per_lane)
         count = 1 if lay.unroll_major else p.shape.values_per_lane
-        return [(t, v, p.tile_offset(dim, t), first + v) for t in range(p.wave_tile[dim]) for v in range(count)]
+        return [(t, v, p.tile_offset(dim, t), first + v) for t in range(0, p.wave_tile[dim], vw)
+                for v in range(count)]
     per = 1 if not lay.unroll_major else p.shape.values_per_lane
     # LocalSplitU L: the groups take K-steps in turn (group s's first step at s*K: split_group_k)
     return [(t, v, p.tile_offset(dim, t), step * g.local_split_u * p.shape.k + v)
-            for t in range(p.wave_tile[dim]) for v in range(0, p.shape.values_per_lane, per)]
+            for t in range(0, p.wave_tile[dim], vw) for v in range(0, p.shape.values_per_lane, per)]
 
 
 def read_values(g, p: MfmaPlan, dim: int) -> int:
@@ -146,9 +190,9 @@ def read_values(g, p: MfmaPlan, dim: int) -> int:
     return p.shape.values_per_lane * k_steps_per_read(g, p)
 
 
-def read_pattern(g, p: MfmaPlan, dim: int) -> tuple[list[int], list[int]]:
+def read_pattern(g, p: MfmaPlan, dim: int, vector: int | None = None) -> tuple[list[int], list[int]]:
     """(unpadded lane bases, unpadded offsets of every element read) of one operand's local reads, for
-    ``lds_address.lds_reason``."""
+    ``lds_address.lds_reason`` (reads of VW outputs' values, ``vector_reads``: their first elements)."""
     lay = g.lds_tile(_operand(dim))
     r = k_steps_per_read(g, p)
     bases = {lay.unpadded(t, k + group * p.shape.k)
@@ -156,7 +200,7 @@ def read_pattern(g, p: MfmaPlan, dim: int) -> tuple[list[int], list[int]]:
              for t, k in [lane_coordinates(p, dim, w, lane, r)] for group in range(g.local_split_u)}
     width = read_values(g, p, dim)
     offsets = {lay.unpadded(t_off, k_off + j) for step in range(g.math_steps)
-               for _, _, t_off, k_off in reads(g, p, dim, step) for j in range(width)}
+               for _, _, t_off, k_off in reads(g, p, dim, step, vector) for j in range(width)}
     return sorted(bases), sorted(offsets)
 
 
@@ -195,8 +239,9 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> t
     g = ctx.geometry
     wave_shift = ctx.arch.wavefront_size.bit_length() - 1
     per_a, per_b = read_registers(g, p, 0), read_registers(g, p, 1)
-    align_a = ctx.arch.vgpr["tuple_alignment"] if per_a > 1 else 1
-    align_b = ctx.arch.vgpr["tuple_alignment"] if per_b > 1 else 1
+    vector = (vector_reads(g, p, 0), vector_reads(g, p, 1))
+    align_a = ctx.arch.vgpr["tuple_alignment"] if per_a > 1 or vector[0] > 2 else 1
+    align_b = ctx.arch.vgpr["tuple_alignment"] if per_b > 1 or vector[1] > 2 else 1
     sets = g.local_read_sets
     state = MfmaReadState(ctx.vgpr("LocalReadAddrA"), ctx.vgpr("LocalReadAddrB"),
                           [VReg("v", p.wave_tile[0] * per_a, f"MfmaA_X{i}", align_a) for i in range(sets)],
@@ -213,6 +258,10 @@ def local_read_setup(ctx: KernelContext, regs: EntryRegisters, p: MfmaPlan) -> t
     lane, wave, tmp = ctx.vgpr("WaveLane"), ctx.vgpr("WaveIndex"), ctx.vgpr("LraTmp")
     t_index, k_index = ctx.vgpr("LraTileIndex"), ctx.vgpr("LraKIndex")
     m = Module("MFMA local read addresses")
+    if max(vector) > 1:
+        state.pack_select = ctx.sgpr("PackHalves", 2)
+        m.add(ctx.inst("s_mov_b32", state.pack_select[0], 0x05040100, comment="v_perm_b32: the low halves"),
+              ctx.inst("s_mov_b32", state.pack_select[1], 0x07060302, comment="v_perm_b32: the high halves"))
     m.add(ctx.inst("v_and_b32", lane, ctx.arch.wavefront_size - 1, regs.serial),
           ctx.inst("v_lshrrev_b32", wave, wave_shift, regs.serial))
     blk = ctx.vgpr("LraBlock")
@@ -256,10 +305,15 @@ def local_reads(ctx: KernelContext, p: MfmaPlan, state: MfmaReadState, step: int
             values = regs
         if g.narrow_lds:    # one ds_read_u8/u16 per value (K-major), or the V values at once
             nbytes = read_values(g, p, dim) * bpe
+            vw = vector_reads(g, p, dim)
             for t, v, t_off, k_off in reads(g, p, dim, step):
                 off = base + offset(lay, t_off, k_off) * bpe
                 mods = [("offset", off)] if off else ()
-                if nbytes < 4:
+                if vw > 1:      # value v of outputs t .. t+VW-1: VW/2 registers of VW halves
+                    n = vw // 2
+                    first = (t // vw) * p.shape.values_per_lane * n + v * n
+                    m.add(ctx.inst(_READ[n], values.slice(first, n), addr, mods=mods))
+                elif nbytes < 4:
                     m.add(ctx.inst(_READ_NARROW[nbytes], values[t * per_tile + v], addr, mods=mods))
                 else:
                     m.add(ctx.inst(_READ[nbytes // 4], values.slice(t * per_tile, nbytes // 4), addr, mods=mods))
