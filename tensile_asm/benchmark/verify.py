@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.benchmark.footprint import check_fits
-from tensile_asm.benchmark.reference import COMPLEX_TYPES, compare, empty_instance, make_instance
+from tensile_asm.benchmark.reference import COMPLEX_TYPES, XF32_ROUNDOFF, compare, empty_instance, make_instance
 from tensile_asm.errors import EmulationError
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.problem import GemmSize
@@ -81,7 +81,8 @@ def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, 
         # alpha and beta reach the kernel in the compute type (fp16 ones are rounded on the way)
         a_eff, b_eff = (float(np.float16(alpha)), float(np.float16(beta))) if c.compute_type == "H" \
             else (alpha, beta)
-        cmp = compare(inst, launch.d, a_eff, b_eff, accumulate_type=c.compute_type if c.compute_type == "H" else None)
+        cmp = compare(inst, launch.d, a_eff, b_eff, accumulate_type=c.compute_type if c.compute_type == "H" else None,
+                      input_roundoff=XF32_ROUNDOFF if c.xf32 else 0.0)
         cmp.outside_writes += getattr(launch, "stray_writes", 0)
         detail = ""
         if cmp.outside_writes:
@@ -139,7 +140,8 @@ def library_problem(contract: GemmKernelContract, entry: dict, size: Size, alpha
                         batched=contract.batched, strided_batched=not contract.pointer_array,
                         use_beta=bool(pt["useBeta"]),
                         high_precision_accumulate=bool(pt.get("highPrecisionAccumulate", False)),
-                        complex_conjugate_a=contract.conjugate_a, complex_conjugate_b=contract.conjugate_b)
+                        complex_conjugate_a=contract.conjugate_a, complex_conjugate_b=contract.conjugate_b,
+                        f32_xdl_math_op=data_type("X") if contract.xf32 else None)
     batch = size.batch if contract.batched else 1
     if not first_stride and not ld:
         return Problem.make(ptype, size.m, size.n, size.k, batch, alpha=alpha, beta=beta)

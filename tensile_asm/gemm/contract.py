@@ -99,6 +99,9 @@ class GemmKernelContract:
     # PreloadKernelArguments 1 (sizeMapping.preloadKernargs): the arguments in their preloading order
     # (gemm.arguments.PRELOADED first)
     preload_kernargs: bool = False
+    # F32XdlMathOp XFloat32 (gfx942's xf32 MFMAs, S problems only): the MFMA rounds the fp32 A/B values to xf32
+    # before multiplying (results are compared with reference.XF32_ROUNDOFF allowed on each input)
+    xf32: bool = False
 
     # ---- constructors
     @classmethod
@@ -120,7 +123,8 @@ class GemmKernelContract:
                    pointer_array=pt.batched and not pt.strided_batched,
                    conjugate_a=pt.complex_conjugate_a, conjugate_b=pt.complex_conjugate_b,
                    initial_strides_ab=pt.use_initial_strides_ab, initial_strides_cd=pt.use_initial_strides_cd,
-                   preload_kernargs=d.preload_kernargs)
+                   preload_kernargs=d.preload_kernargs,
+                   xf32=pt.data_type.char == "S" and getattr(pt.f32_xdl_math_op, "char", None) == "X")
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -143,6 +147,7 @@ class GemmKernelContract:
             persistent = int(sm.get("persistentKernel", 0) or 0)
             along_batch = bool(sm.get("persistentKernelAlongBatch", False)) and persistent != 0
             pointer_array = not bool(pt.get("stridedBatched", True))
+            xdl = data_type(pt.get("f32XdlMathOp", "Float")).char
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise UserError(f"library solution {name}: its problemType/sizeMapping lack or garble {e}; "
                             f"rebuild the library with tensile-create-library") from None
@@ -165,7 +170,8 @@ class GemmKernelContract:
                    conjugate_a=conj_a, conjugate_b=conj_b,
                    initial_strides_ab=bool(pt.get("useInitialStridesAB", False)),
                    initial_strides_cd=bool(pt.get("useInitialStridesCD", False)),
-                   preload_kernargs=bool(sm.get("preloadKernargs", 0)))
+                   preload_kernargs=bool(sm.get("preloadKernargs", 0)),
+                   xf32=a == "S" and xdl == "X")
 
     # ---- facts
     @property
