@@ -34,6 +34,21 @@ def _keys_of(o, assignment) -> tuple:
     return operand_keys(o, assignment)
 
 
+def _remember(o, assignment, memo: dict, i: int) -> tuple:
+    """The keys of operand ``o`` (``id(o)`` = ``i``), kept in ``memo``."""
+    if o.__class__ is VRegRef:                   # _keys_of, inline for the common case
+        index = assignment.get(o.vreg) if assignment else None
+        if index is None:
+            got = ()
+        else:
+            start = _KEY_BASE[o.vreg.kind] + index + o.offset
+            got = tuple(range(start, start + o.count))
+    else:
+        got = _keys_of(o, assignment)
+    memo[i] = got
+    return got
+
+
 class Shape:
     """One distinct instruction of a stream (``ins``: the first of its shape) and the register keys of
     each of its operands (``opkeys``, in operand order)."""
@@ -42,23 +57,8 @@ class Shape:
 
     def __init__(self, ins: Instruction, assignment, memo: dict):
         self.ins = ins
-        get = memo.get
-        out = []
-        for o in ins.operands:
-            got = get(id(o))
-            if got is None:
-                if o.__class__ is VRegRef:       # _keys_of, inline for the common case
-                    index = assignment.get(o.vreg) if assignment else None
-                    if index is None:
-                        got = ()
-                    else:
-                        start = _KEY_BASE[o.vreg.kind] + index + o.offset
-                        got = tuple(range(start, start + o.count))
-                else:
-                    got = _keys_of(o, assignment)
-                memo[id(o)] = got
-            out.append(got)
-        self.opkeys = tuple(out)
+        self.opkeys = tuple([memo[i] if (i := id(o)) in memo else _remember(o, assignment, memo, i)
+                             for o in ins.operands])
 
 
 class Index:
@@ -82,29 +82,32 @@ def index_code(target, index: Index, skip: str | None = None) -> tuple[list, lis
     """(the instructions and label definitions of ``target`` -- a Module's tree in ``code()`` order, or a
     list -- but those of opcode ``skip``; the shape of each, None for a label; the skipped instructions)."""
     stream, shapes, skipped = [], [], []
-    cache, factory, assignment, memo = index.cache, index.factory, index.assignment, index.memo
-
-    def walk(items) -> None:
-        for x in items:
-            cls = x.__class__
-            if cls is Instruction or (cls is not LabelDef and cls is not Module and isinstance(x, Instruction)):
-                if x.opcode == skip:
-                    skipped.append(x)
-                    continue
-                key = (x.opcode, x.modifiers, *map(id, x.operands))
-                f = cache.get(key)
-                if f is None:
-                    f = cache[key] = factory(x, assignment, memo)
-                stream.append(x)
-                shapes.append(f)
-            elif cls is LabelDef or (cls is not Module and isinstance(x, LabelDef)):
-                stream.append(x)
-                shapes.append(None)
-            elif cls is Module or isinstance(x, Module):
-                walk(x.items)
-
-    walk(target.items if isinstance(target, Module) else target)
+    _walk(target.items if isinstance(target, Module) else target, index, skip, stream, shapes, skipped)
     return stream, shapes, skipped
+
+
+def _walk(items, index: Index, skip, stream: list, shapes: list, skipped: list) -> None:
+    """``index_code`` of ``items`` (sub-modules walked in place), appended to the lists. (A module-level
+    function: a nested recursive one would be a reference cycle holding the index until the cyclic
+    collector runs.)"""
+    cache = index.cache
+    for x in items:
+        cls = x.__class__
+        if cls is Instruction or (cls is not LabelDef and cls is not Module and isinstance(x, Instruction)):
+            if x.opcode == skip:
+                skipped.append(x)
+                continue
+            key = (x.opcode, x.modifiers, *map(id, x.operands))
+            f = cache.get(key)
+            if f is None:
+                f = cache[key] = index.factory(x, index.assignment, index.memo)
+            stream.append(x)
+            shapes.append(f)
+        elif cls is LabelDef or (cls is not Module and isinstance(x, LabelDef)):
+            stream.append(x)
+            shapes.append(None)
+        elif cls is Module or isinstance(x, Module):
+            _walk(x.items, index, skip, stream, shapes, skipped)
 
 
 __all__ = ["Index", "Shape", "index_code"]
