@@ -25,10 +25,16 @@ _MFMA_H = ((32, 32, 4, 2), (32, 32, 8, 1), (16, 16, 4, 4), (16, 16, 16, 1), (4, 
 _MFMA_B = ((32, 32, 2, 2), (32, 32, 4, 1), (16, 16, 2, 4), (16, 16, 8, 1), (4, 4, 2, 16))
 _MFMA_D = ((16, 16, 4, 1), (4, 4, 4, 4))
 _MFMA_F8 = ((32, 32, 16, 1), (16, 16, 32, 1))
+# gfx950's shapes, as hipBLASLt's TensileLite lists them (validMFMA): K doubled for f16/bf16 (the H and B lists)
+# and int8; the f8f6f4 shapes for fp8/bf8. Which arch has which is the writer's lookup (isa/mfma_shapes.py).
+_MFMA_H_950 = ((32, 32, 16, 1), (16, 16, 32, 1))
+_MFMA_I8_950 = ((32, 32, 32, 1), (16, 16, 64, 1))
+_MFMA_F8_950 = ((32, 32, 64, 1), (16, 16, 128, 1))
 # Tensile 4.44's validMFMA; B also takes the "1k" bf16 shapes (the H shapes: MFMA_BF16_1K, gfx90a and later)
-VALID_MFMA = {"S": _MFMA_S, "C": _MFMA_S, "H": _MFMA_H, "B": _MFMA_B + _MFMA_H, "D": _MFMA_D, "Z": _MFMA_D,
-              "X": ((32, 32, 4, 1), (16, 16, 8, 1)), "I8": _MFMA_H + _MFMA_F8, "F8": _MFMA_F8, "B8": _MFMA_F8,
-              "F8B8": _MFMA_F8, "B8F8": _MFMA_F8}
+VALID_MFMA = {"S": _MFMA_S, "C": _MFMA_S, "H": _MFMA_H + _MFMA_H_950, "B": _MFMA_B + _MFMA_H + _MFMA_H_950,
+              "D": _MFMA_D, "Z": _MFMA_D, "X": ((32, 32, 4, 1), (16, 16, 8, 1)),
+              "I8": _MFMA_H + _MFMA_F8 + _MFMA_I8_950, "F8": _MFMA_F8 + _MFMA_F8_950,
+              "B8": _MFMA_F8 + _MFMA_F8_950, "F8B8": _MFMA_F8 + _MFMA_F8_950, "B8F8": _MFMA_F8 + _MFMA_F8_950}
 
 
 @dataclass(frozen=True)
