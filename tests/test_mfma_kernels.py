@@ -47,24 +47,46 @@ TYPES = {"SSS": [(32, 32, 2, 1), (16, 16, 4, 1)], "DDD": [(16, 16, 4, 1)],
          # int8 (gfx908/gfx90a's x8/x16 shapes, gfx942's x16/x32): drawn by test_random_int8_mfma_kernels
          "I8II": [(32, 32, 8, 1), (16, 16, 16, 1), (32, 32, 16, 1), (16, 16, 32, 1)],
          # complex (four real MFMAs per product, writer/mfma_complex.py): drawn by test_random_complex_mfma_kernels
-         "CCC": [(32, 32, 2, 1), (16, 16, 4, 1)], "ZZZ": [(16, 16, 4, 1)]}
-MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16", "I8": "i8", "C": "f32", "Z": "f64"}
-TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "I8": 1, "I": 4, "C": 8, "Z": 16}
+         "CCC": [(32, 32, 2, 1), (16, 16, 4, 1)], "ZZZ": [(16, 16, 4, 1)],
+         # fp8/bf8 and the hybrids (gfx942's FNUZ, gfx950's OCP formats) into fp32, fp16 or fp8/bf8 D: drawn for gfx950
+         # (test_float8_mfma.py has gfx942's fixed cases)
+         **{t: [(32, 32, 16, 1), (16, 16, 32, 1)] for t in ("F8SS", "F8HS", "F8F8S", "B8SS", "B8B8S", "F8B8SS",
+                                                              "B8F8HS", "F8B8B8S")}}
+# gfx950 (CDNA4) adds shapes with K doubled (hipBLASLt's validMFMA): f16/bf16 32x32x16 and 16x16x32 (8 values per
+# lane), int8 32x32x32 and 16x16x64 (16 per lane); drawn (with the shapes above that gfx950 has) by
+# cases(arch="gfx950"), half of the time from these
+GFX950_TYPES = {"HHS": [(32, 32, 16, 1), (16, 16, 32, 1)], "HSS": [(32, 32, 16, 1), (16, 16, 32, 1)],
+                "HHH": [(32, 32, 16, 1), (16, 16, 32, 1)], "BBS": [(32, 32, 16, 1), (16, 16, 32, 1)],
+                "BSS": [(32, 32, 16, 1), (16, 16, 32, 1)], "I8II": [(32, 32, 32, 1), (16, 16, 64, 1)],
+                # the f8f6f4 MFMAs with 8-bit A and B (cbsz/blgp 0 fp8, 1 bf8; 32 bytes per lane)
+                **{t: [(32, 32, 64, 1), (16, 16, 128, 1)] for t in TYPES if t.startswith(("F8", "B8"))}}
+MNEMONIC = {"S": "f32", "D": "f64", "H": "f16", "B": "bf16", "I8": "i8", "C": "f32", "Z": "f64", "F8": "fp8", "B8": "bf8",
+            "F8B8": "fp8_bf8", "B8F8": "bf8_fp8"}
+TYPE_BYTES = {"S": 4, "D": 8, "H": 2, "B": 2, "I8": 1, "I": 4, "C": 8, "Z": 16, "F8": 1, "B8": 1, "F8B8": 1, "B8F8": 1}
+FLOAT8 = ("F8B8", "B8F8", "F8", "B8")
 INT8_CASES = 5
 COMPLEX_CASES = 2     # of each of CCC and ZZZ
 ODD_TILE_CASES = 6
 
 
 def split_types(types: str) -> tuple[str, str, str]:
-    """("I8", "I", "I") from "I8II", ("H", "H", "S") from "HHS"."""
-    return ("I8", types[2], types[3]) if types.startswith("I8") else tuple(types)
+    """("I8", "I", "I") from "I8II", ("H", "H", "S") from "HHS", ("F8B8", "B8", "S") from "F8B8B8S"."""
+    if types.startswith("I8"):
+        return ("I8", types[2], types[3])
+    for a in FLOAT8:
+        if types.startswith(a):
+            rest = types[len(a):]
+            c = rest[:2] if rest[:2] in FLOAT8 else rest[0]
+            return (a, c, rest[len(c):])
+    return tuple(types)
 PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
 
 def problem(types="SSS", ta=False, tb=True, batched=True, use_beta=True):
     a, c, comp = (t.lower() for t in split_types(types))
     return {"OperationType": "GEMM", "DataType": a, "DestDataType": c, "ComputeDataType": comp,
-            "HighPrecisionAccumulate": (a in ("h", "b") and comp == "s") or a == "i8", "TransposeA": ta, "TransposeB": tb,
+            "HighPrecisionAccumulate": (a in ("h", "b") and comp == "s") or a == "i8" or a.upper() in FLOAT8,
+            "TransposeA": ta, "TransposeB": tb,
             "Batched": batched, "UseBeta": use_beta}
 
 
@@ -87,17 +109,20 @@ def _side(rng: random.Random, tile: int, largest: int) -> int:
 
 
 def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_tiles: bool = False,
-              dtv_wider: bool = False) -> dict:
-    """One random case; ``odd_tiles``: MIWaveTile sides 5, 7 or 9 (macro tiles like 80, 112, 144, 160, 288 of
+              dtv_wider: bool = False, arch: str | None = None) -> dict:
+    """One random case (for ``arch``: its shapes, GFX950_TYPES' included; else one of ARCHS); ``odd_tiles``: MIWaveTile sides 5, 7 or 9 (macro tiles like 80, 112, 144, 160, 288 of
     rocBLAS's logic, outside Tensile's tuning list) on one side or both; ``dtv_wider``: DirectToVgprA tried with A
     transposed too, with the VectorWidth, ScheduleIterAlg and TransposeLDS its rules need."""
     types = types or rng.choice(("SSS", "SSS", "SSS", "DDD", "HHS", "HSS", "HHH", "BBS", "BSS"))
+    if isinstance(types, tuple):    # one of these
+        types = rng.choice(types)
     in_t, out_t, _ = split_types(types)
     archs = []
     while not archs:
-        m, n, k, b = rng.choice(TYPES[types])
+        new = GFX950_TYPES.get(types, []) if arch else []
+        m, n, k, b = rng.choice(new if new and rng.random() < 0.5 else TYPES[types])
         out = "f64" if types in ("DDD", "ZZZ") else "i32" if in_t == "I8" else "f32"
-        archs = [a for a in ARCHS if find_mfma(a, MNEMONIC[in_t], out, m, n, k, b)]
+        archs = [a for a in ((arch,) if arch else ARCHS) if find_mfma(a, MNEMONIC[in_t], out, m, n, k, b)]
     lds_bpe = TYPE_BYTES[in_t]   # LDS holds A/B at their own size (int8 as bytes, fp16/bf16 as halves)
     depths = []
     while not depths:   # wave grid and tile again until some DepthU fits
@@ -114,10 +139,13 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
         threads = 64 * waves
         # DepthU: a multiple of MatrixInstK whose tiles split into whole loads for every thread and fit
         # LDS twice (PrefetchGlobalRead)
-        depths = [d for d in (8, 16, 32, 64) if d % k == 0 and (d < 64 or in_t == "I8") and (mt0 * d) % threads == 0
+        # (DepthU 64 for 16-bit K-32 shapes, 128 for int8 K-64 ones: drawn for an ``arch`` only)
+        depths = [d for d in (8, 16, 32, 64) + ((128,) if arch else ())
+                  if d % k == 0 and (d < 64 or in_t == "I8" or (arch and k >= 32)) and (d < 128 or k >= 64)
+                  and (mt0 * d) % threads == 0
                   and (mt1 * d) % threads == 0 and (mt0 + mt1) * d * lds_bpe * 2 <= 48 * 1024
-                  and (mt0 + mt1) * d // threads * max(1, lds_bpe // 8) <= 24]   # few loads per thread: two sets
-                                                                                   # of VGPRs with PGR 2
+                  and (mt0 + mt1) * d // threads * max(1, lds_bpe // 8) <= (96 if arch and k >= 64 else 24)]
+        # (few loads per thread: two sets of VGPRs with PGR 2; K-64/128 shapes: 8-bit values in wide loads)
     du = rng.choice(depths)
     if rng.random() < 0.5:   # the 9-value form
         mi = {"MatrixInstruction": [m, n, k, b, 1, wave_tile[0], wave_tile[1], wave_group[0], wave_group[1]]}
@@ -158,8 +186,9 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
     prob = problem(types, ta, tb, rng.random() < 0.7, use_beta)
     if in_t in ("C", "Z"):   # conjugated A and/or B (rocBLAS's AlikC logic; the writer builds all four)
         prob.update(ComplexConjugateA=rng.random() < 0.5, ComplexConjugateB=rng.random() < 0.5)
-    if in_t in ("H", "B", "I8"):  # 8/16-bit inputs: GlobalReadVectorWidth up to 16 bytes, where the loads split the tiles
-        grvw = rng.choice((1, 2, 4, 8, 8) + ((16, 16) if in_t == "I8" else ()))
+    if in_t in ("H", "B", "I8") + FLOAT8:  # 8/16-bit inputs: GlobalReadVectorWidth up to 16 bytes, where the loads
+        grvw = rng.choice((8, 16, 16) if arch and k >= 64 else   # split the tiles
+                          (1, 2, 4, 8, 8) + ((16, 16) if TYPE_BYTES[in_t] == 1 else ()))
         if grvw > 1 and not (make(prob, {**params, "GlobalReadVectorWidth": grvw}).valid
                              and all((t * du) % (threads * grvw) == 0 for t in (mt0, mt1))):
             grvw = 1
@@ -256,12 +285,13 @@ def accepted(case: dict) -> bool:
     return sol.valid and supports(sol, load_arch(case["arch"])) is None
 
 
-def cases(count: int, seed: int, largest: int, types: str | None = None, odd_tiles: bool = False) -> list[dict]:
+def cases(count: int, seed: int, largest: int, types: str | None = None, odd_tiles: bool = False,
+          arch: str | None = None) -> list[dict]:
     rng, out = random.Random(seed), []
     for _ in range(20 * count):
         if len(out) == count:
             break
-        case = draw_case(rng, largest, types, odd_tiles)
+        case = draw_case(rng, largest, types, odd_tiles, arch=arch)
         if accepted(case):
             out.append(case)
     assert len(out) == count, f"only {len(out)} of {20 * count} draws were accepted by supports()"
@@ -347,12 +377,32 @@ def test_random_direct_to_vgpr_mfma_kernels_match_reference(index):
     check(dtv_cases(DTV_CASES, SEED + 10, 80)[index])
 
 
+GFX950_CASES = 10
+GFX950_FLOAT8_TYPES = tuple(t for t in TYPES if t.startswith(FLOAT8))
+
+
+def gfx950_cases(count: int, seed: int, largest: int) -> list[dict]:
+    """gfx950 (CDNA4): every type the MFMA writer builds there, the K-doubled f16/bf16/int8 shapes half of the time;
+    a fifth int8, three tenths fp8/bf8 (OCP) and their hybrids with fp32, fp16 or fp8/bf8 D."""
+    i8, f8 = count // 5, 3 * count // 10
+    return (cases(count - i8 - f8, seed, largest, arch="gfx950") + cases(i8, seed + 1, largest, "I8II", arch="gfx950")
+            + cases(f8, seed + 2, largest, GFX950_FLOAT8_TYPES, arch="gfx950"))
+
+
+@pytest.mark.parametrize("index", range(GFX950_CASES))
+def test_random_gfx950_mfma_kernels_match_reference(index):
+    """gfx950: fp32/fp64/fp16/bf16/int8 MFMA kernels, the new 16x16x32 / 32x32x16 f16 and bf16 shapes (8 halves per
+    lane) and 16x16x64 / 32x32x32 int8 (16 bytes per lane), gfx950's hazard rules (the emulator's strict checker
+    reads the same isa/gfx950.yaml), OCP fp8 where drawn."""
+    check(gfx950_cases(GFX950_CASES, SEED + 20, 80)[index])
+
+
 def slow_cases() -> list[dict]:
     """The --slow run's cases (bench/random_mfma_slow_run.py runs the same list case by case)."""
     return (cases(SLOW_CASES, SEED + 1, 160) + cases(SLOW_CASES // 8, SEED + 3, 160, "I8II")
             + cases(SLOW_CASES // 8, SEED + 5, 160, "CCC") + cases(SLOW_CASES // 8, SEED + 7, 160, "ZZZ")
             + cases(SLOW_CASES // 4, SEED + 9, 320, odd_tiles=True) + dtv_cases(SLOW_CASES // 8, SEED + 11, 160)
-            + dtv_cases(SLOW_CASES // 8, SEED + 13, 160, wider=True))
+            + dtv_cases(SLOW_CASES // 8, SEED + 13, 160, wider=True) + gfx950_cases(SLOW_CASES // 2, SEED + 21, 160))
 
 
 DTV16_CASES = 2

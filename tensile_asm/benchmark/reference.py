@@ -63,11 +63,11 @@ def operand_type(type_char: str, t: str) -> str:
     return float8.operand_types(type_char)[t == "B"] if type_char in FLOAT8_TYPES else type_char
 
 
-def to_float64(values: np.ndarray, type_char: str) -> np.ndarray:
+def to_float64(values: np.ndarray, type_char: str, ocp: bool = False) -> np.ndarray:
     """float64 values (complex128 for the complex types; fp8 codes decoded exactly, a hybrid type as A's
-    format: use ``operand_type``)."""
+    format: use ``operand_type``; ``ocp``: the OCP fp8/bf8 formats of gfx950, else gfx942's FNUZ)."""
     if type_char in FLOAT8_TYPES:
-        return float8.decode(values, operand_type(type_char, "A"))
+        return float8.decode(values, operand_type(type_char, "A"), ocp)
     if type_char in COMPLEX_TYPES:
         return values.astype(np.complex128)
     if type_char == "B":
@@ -75,29 +75,31 @@ def to_float64(values: np.ndarray, type_char: str) -> np.ndarray:
     return values.astype(np.float64)
 
 
-def from_float(values: np.ndarray, type_char: str) -> np.ndarray:
+def from_float(values: np.ndarray, type_char: str, ocp: bool = False) -> np.ndarray:
     """Round float values into the storage of a type (bf16 by round-to-nearest-even)."""
     if type_char == "B":
         bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
         rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
         return rounded.astype(np.uint16)
     if type_char in FLOAT8_TYPES:   # nearest code, saturating (a hybrid type as A's format)
-        return float8.encode(values, operand_type(type_char, "A"))
+        return float8.encode(values, operand_type(type_char, "A"), ocp)
     if type_char == "I8":       # int8 saturates (a large guard value reads as 127)
         return np.clip(values, -128, 127).astype(np.int8)
     return values.astype(STORAGE[type_char])
 
 
-def poison_bits(type_char: str):
+def poison_bits(type_char: str, ocp: bool = False):
     """The poison pattern of one element, as an unsigned integer of its size (of one part for the complex
-    types: compare ``part_bits`` of an array with it)."""
+    types: compare ``part_bits`` of an array with it; fp8/bf8: the NaN code of the OCP formats with ``ocp``)."""
     size = np.dtype(STORAGE[type_char]).itemsize // (2 if type_char in COMPLEX_TYPES else 1)
+    if ocp and type_char in FLOAT8_TYPES:
+        return _UINT[size](float8.OCP_NAN_CODE)
     return _UINT[size](POISON_BITS[type_char])
 
 
-def poison_value(type_char: str):
+def poison_value(type_char: str, ocp: bool = False):
     """One poisoned element in the type's storage (both parts poisoned for the complex types)."""
-    bits = poison_bits(type_char)
+    bits = poison_bits(type_char, ocp)
     if type_char in COMPLEX_TYPES:
         return np.array([bits, bits]).view(STORAGE[type_char])[0]
     return bits.view(STORAGE[type_char])
@@ -125,6 +127,7 @@ class GemmInstance:
     batch_stride: dict = field(default_factory=dict)
     first_stride: dict = field(default_factory=dict)   # A, B, C, D: stride of the first index (1 where absent)
     arrays: dict = field(default_factory=dict)         # flat float32 buffers A, B, C, D
+    float8_ocp: bool = False                           # fp8/bf8 codes in the OCP formats (gfx950), else FNUZ
 
     def shape2d(self, t: str) -> tuple[int, int]:
         """(rows, cols) of one batch's stored matrix, rows being the unit-stride dimension."""
@@ -186,17 +189,18 @@ def empty_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = F
 def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = False, transpose_b: bool = False,
                   pad: int = 0, beta_zero_c_nan: bool = False, seed: int = 0, data_type: str = "S",
                   dest_type: str = "S", conjugate: tuple[bool, bool] = (False, False), first_stride: dict | None = None,
-                  ld: dict | None = None) -> GemmInstance:
+                  ld: dict | None = None, float8_ocp: bool = False) -> GemmInstance:
     """Random data, never zeros: magnitudes in [0.25, 1) with random signs (each part of a complex value).
-    D is poisoned."""
+    D is poisoned. ``float8_ocp``: fp8/bf8 data in the OCP formats (gfx950's), else gfx942's FNUZ."""
     rng = np.random.default_rng(seed)
     inst = empty_instance(m, n, k, batch, transpose_a, transpose_b, pad, data_type, dest_type, first_stride, ld)
+    inst.float8_ocp = float8_ocp
     inst.conjugate_a, inst.conjugate_b = conjugate
     for t in "ABCD":
         type_char = data_type if t in "AB" else dest_type
         size = inst.elements(t)
         if t == "D" or (t == "C" and beta_zero_c_nan):
-            inst.arrays[t] = np.full(size, poison_value(type_char), dtype=STORAGE[type_char])
+            inst.arrays[t] = np.full(size, poison_value(type_char, float8_ocp), dtype=STORAGE[type_char])
         else:
             if type_char == "4xi8":     # every int8 value, packed four to a word
                 inst.arrays[t] = rng.integers(-128, 128, (size, 4)).astype(np.int8).view(np.uint32).reshape(-1)
@@ -212,7 +216,8 @@ def make_instance(m: int, n: int, k: int, batch: int = 1, transpose_a: bool = Fa
                 inst.arrays[t] = (parts[:, 0] + 1j * parts[:, 1]).astype(STORAGE[type_char])
                 continue
             mag = rng.uniform(0.25, 1.0, size)
-            inst.arrays[t] = from_float(np.where(rng.random(size) < 0.5, -mag, mag), operand_type(type_char, t))
+            inst.arrays[t] = from_float(np.where(rng.random(size) < 0.5, -mag, mag), operand_type(type_char, t),
+                                        float8_ocp)
     return inst
 
 
@@ -264,8 +269,8 @@ def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray
     if inst.data_type in INTEGER_TYPES:
         ref = integer_reference(inst, int(alpha), int(beta)).astype(np.float64)
         return ref, np.ones_like(ref)
-    a = to_float64(inst.view("A"), operand_type(inst.data_type, "A"))
-    b = to_float64(inst.view("B"), operand_type(inst.data_type, "B"))
+    a = to_float64(inst.view("A"), operand_type(inst.data_type, "A"), inst.float8_ocp)
+    b = to_float64(inst.view("B"), operand_type(inst.data_type, "B"), inst.float8_ocp)
     if inst.conjugate_a:
         a = np.conj(a)
     if inst.conjugate_b:
@@ -273,7 +278,7 @@ def reference(inst: GemmInstance, alpha: float, beta: float) -> tuple[np.ndarray
     ref = alpha * np.matmul(a, b)
     scale = abs(alpha) * np.matmul(np.abs(a), np.abs(b))
     if beta != 0.0:
-        c = to_float64(inst.view("C"), inst.dest_type)
+        c = to_float64(inst.view("C"), inst.dest_type, inst.float8_ocp)
         ref = ref + beta * c
         scale = scale + abs(beta) * np.abs(c)
     return ref, scale
@@ -307,7 +312,7 @@ class Comparison:
 def compare(inst: GemmInstance, d_flat: np.ndarray, alpha: float, beta: float,
             accumulate_type: str | None = None, input_roundoff: float = 0.0) -> Comparison:
     ref, scale = reference(inst, alpha, beta)
-    got = to_float64(inst.view("D", d_flat), inst.dest_type)
+    got = to_float64(inst.view("D", d_flat), inst.dest_type, inst.float8_ocp)
     with np.errstate(invalid="ignore", divide="ignore"):
         rel = np.abs(got - ref) / np.maximum(scale, np.finfo(np.float64).tiny)
     rel = np.where(np.isnan(got), np.inf, rel)
@@ -317,7 +322,7 @@ def compare(inst: GemmInstance, d_flat: np.ndarray, alpha: float, beta: float,
     mask[_region_indices(inst)] = True
     outside = part_bits(d_flat)[~mask]
     return Comparison(float(rel.max()) if rel.size else 0.0, tol, int((rel > tol).sum()),
-                      int((outside != poison_bits(inst.dest_type)).any(axis=1).sum()))
+                      int((outside != poison_bits(inst.dest_type, inst.float8_ocp)).any(axis=1).sum()))
 
 
 def _region_indices(inst: GemmInstance) -> np.ndarray:

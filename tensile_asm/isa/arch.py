@@ -48,6 +48,11 @@ class Arch:
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
+    def float8_ocp(self) -> bool:
+        """fp8/bf8 are the OCP formats (E4M3FN, E5M2: gfx950), not the FNUZ ones (gfx942): ``float8`` of the yaml."""
+        return self.extra.get("float8") == "ocp"
+
+    @property
     def unified_vgpr_file(self) -> bool:
         return bool(self.vgpr.get("unified"))
 

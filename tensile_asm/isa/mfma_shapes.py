@@ -6,6 +6,12 @@ knows for the target), M x N x K and the types from the mnemonic (both naming st
 C/D from the operand table (``operand_table.py``), and from those the blocks: A holds
 ``M*K*blocks/64`` values per lane. The emulator (emulator/matrix/mfma.py) parses names with the same
 ``parse_mfma``.
+
+gfx950's ``v_mfma_f32_16x16x128_f8f6f4`` / ``32x32x64_f8f6f4`` name no input type: ``cbsz`` picks A's format and
+``blgp`` B's (0 FP8 E4M3, 1 BF8 E5M2, 2-4 FP6/BF6/FP4: CDNA4 ISA guide; the operand table's 8 registers are the
+8-bit formats'). They are listed once per 8-bit pair (fp8, bf8 and the hybrids), with those ``modifiers``; the
+emulator runs them in emulator/matrix/f8f6f4.py. A lane's 32 items are paired with B's items of the same lane
+group and index whatever k the hardware gives them (both 8-bit: the same k), so a GEMM loads K values in order.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from tensile_asm.isa.operand_table import signature
 
 _NAME = re.compile(r"^v_mfma_(f32|i32|f64)_(\d+)x(\d+)x(\d+)(?:_(\d+)b)?_?(xf32|f32|f16|bf16|i8|f64|"
                    r"fp8_fp8|fp8_bf8|bf8_fp8|bf8_bf8)(_1k)?$")
+_F8F6F4 = re.compile(r"^v_mfma_f32_(\d+)x(\d+)x(\d+)_f8f6f4$")
+F8F6F4_FORMAT = {"fp8": 0, "bf8": 1}     # cbsz (A) / blgp (B) codes of the 8-bit formats
 BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "f64": 64, "fp8": 8, "bf8": 8}
 
 
@@ -45,6 +53,7 @@ class MfmaShape:
                            # joined by ``_`` where they differ (gfx942's hybrid fp8_bf8, bf8_fp8)
     a_regs: int            # registers per lane of A (and of B)
     d_regs: int            # registers per lane of C/D
+    modifiers: tuple = ()  # ((name, value), ...) the instruction needs: gfx950's f8f6f4 formats (cbsz, blgp)
 
     @property
     def values_per_lane(self) -> int:
@@ -61,6 +70,17 @@ def mfma_shapes(arch_name: str) -> tuple[MfmaShape, ...]:
         name = strip_encoding_suffix(listed)
         parsed = parse_mfma(name)
         sig = signature(name)
+        f8f6f4 = _F8F6F4.match(name)
+        if f8f6f4 and sig is not None:
+            m, n, k = (int(x) for x in f8f6f4.groups())
+            a_regs, d_regs = sig[1].alternatives[0][1], sig[0].alternatives[0][1]
+            if a_regs * 4 * 64 == m * k:       # the 8-bit formats: 4 values a register, one block
+                for ta, ca in F8F6F4_FORMAT.items():
+                    for tb, cb in F8F6F4_FORMAT.items():
+                        mods = tuple((mod, v) for mod, v in (("cbsz", ca), ("blgp", cb)) if v)
+                        shapes.append(MfmaShape(name, m, n, k, 1, "f32", ta if ta == tb else f"{ta}_{tb}", a_regs,
+                                                d_regs, mods))
+            continue
         if parsed is None or sig is None:
             continue
         out, m, n, k, (ta, tb) = parsed
@@ -83,4 +103,4 @@ def find_mfma(arch_name: str, in_type: str, out_type: str, m: int, n: int, k: in
     return None
 
 
-__all__ = ["BITS", "MfmaShape", "find_mfma", "mfma_shapes", "parse_mfma"]
+__all__ = ["BITS", "F8F6F4_FORMAT", "MfmaShape", "find_mfma", "mfma_shapes", "parse_mfma"]

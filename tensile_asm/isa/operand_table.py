@@ -128,6 +128,9 @@ v_mfma_i32_32x32x16_i8 v_mfma_f32_32x32x16_*8_*8                                
 v_mfma_i32_16x16x32_i8 v_mfma_f32_16x16x32_*8_*8                                                | av4 av2 av2 av4/i
 v_mfma_i32_32x32x32_i8                                                                          | av16 av4 av4 av16/i
 v_mfma_i32_16x16x64_i8                                                                          | av4 av4 av4 av4/i
+# gfx950's f8f6f4: A/B as the 8-bit formats have them (cbsz/blgp 0, 1); FP6 takes 6 registers, FP4 4
+v_mfma_f32_32x32x64_f8f6f4                                                                      | av16 av8 av8 av16/i
+v_mfma_f32_16x16x128_f8f6f4                                                                     | av4 av8 av8 av4/i
 # --- LDS: data first for reads, address first for writes -------------------------------------------
 ds_read_b32 ds_read_u8 ds_read_i8 ds_read_u16 ds_read_i16 ds_read_u16_d16 ds_read_u16_d16_hi     | av v
 ds_read_u8_d16 ds_read_u8_d16_hi ds_read_i8_d16 ds_read_i8_d16_hi                               | av v

@@ -126,15 +126,15 @@ class EmulatedRuntime(Runtime):
             return self._run_pointer_array(co_path, contract, inst, alpha, beta)
         buffers = {t: inst.arrays[t].copy() for t in "ABCD"}
         for t in "AB":
-            buffers[t] = self._guarded(buffers[t], inst.data_type)
+            buffers[t] = self._guarded(buffers[t], inst.data_type, inst.float8_ocp)
         stats = self._launch_all(co_path, contract, inst, alpha, beta, buffers)
         return GemmRun(buffers["D"], stats, self.name, EMULATED)
 
-    def _guarded(self, arr: np.ndarray, type_char: str) -> np.ndarray:
+    def _guarded(self, arr: np.ndarray, type_char: str, float8_ocp: bool = False) -> np.ndarray:
         """``arr`` followed by ``guard_bytes`` of the guard value (the array itself when there are none)."""
         if not self.guard_bytes:
             return arr
-        guard = from_float(np.full(-(-self.guard_bytes // arr.itemsize), self.guard_value), type_char)
+        guard = from_float(np.full(-(-self.guard_bytes // arr.itemsize), self.guard_value), type_char, float8_ocp)
         return np.concatenate([arr, guard.astype(arr.dtype, copy=False)])
 
     def _run_pointer_array(self, co_path, contract: GemmKernelContract, inst: GemmInstance, alpha: float,
@@ -148,12 +148,12 @@ class EmulatedRuntime(Runtime):
             itemsize = inst.arrays[t].itemsize
             offsets[t] = POINTER_ARRAY_LEAD_UNITS[t] * 16 // itemsize
             if t == "D":
-                fill[t] = poison_value(type_char)
+                fill[t] = poison_value(type_char, inst.float8_ocp)
             else:
-                fill[t] = from_float(np.array([self.guard_value]), type_char)[0]
+                fill[t] = from_float(np.array([self.guard_value]), type_char, inst.float8_ocp)[0]
             per_batch[t] = batch_buffers(inst, t, offsets[t], fill[t])
             if t in "AB":
-                per_batch[t] = [self._guarded(buf, type_char) for buf in per_batch[t]]
+                per_batch[t] = [self._guarded(buf, type_char, inst.float8_ocp) for buf in per_batch[t]]
             buffers[t] = PointerArray(per_batch[t], [int(i) for i in rng.permutation(inst.batch)])
         stats = self._launch_all(co_path, contract, inst, alpha, beta, buffers, offsets)
         d, stray = gather_batches(inst, "D", per_batch["D"], offsets["D"], fill["D"])

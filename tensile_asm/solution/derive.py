@@ -329,6 +329,8 @@ class _Deriver(LayoutMixin):
             self.reject(f"GlobalReadVectorWidth {p['GlobalReadVectorWidth']} x {bpe} bytes is more than 16 bytes")
         if p["LocalReadVectorWidth"] == -1:
             p["LocalReadVectorWidth"] = self.k["MIInputPerThread"] if self.mfma else vw
+            if self.mfma and self.k["MIInputPerThread"] * bpe > 16:   # (hipBLASLt: gfx950's f8f6f4 shapes, 32 bytes)
+                p["LocalReadVectorWidth"] = 16 // bpe
         out["local_read_vector_width"] = p["LocalReadVectorWidth"]
         if p["VectorWidthB"] == -1:
             p["VectorWidthB"] = vw
@@ -530,6 +532,8 @@ class _Deriver(LayoutMixin):
         if self.mfma and plr > 0:
             mipt = int(k["MIInputPerThread"])
             wlr = int(p["LocalReadVectorWidth"]) // mipt
+            if wlr == 0 and mipt * self.pt.data_type.bytes > 16:   # 32-byte operands: 16-byte reads (layout.py)
+                wlr = 1
             if wlr == 0:
                 self.reject(f"LocalReadVectorWidth {p['LocalReadVectorWidth']} is less than MIInputPerThread {mipt}")
             if iters % wlr:

@@ -437,7 +437,8 @@ class LayoutMixin:
         if self.mfma:
             mipt = self.k["MIInputPerThread"]
             lrvw = p["LocalReadVectorWidth"]
-            if lrvw < mipt:
+            # (hipBLASLt: an operand of more than 16 bytes, gfx950's 8-bit f8f6f4 shapes, is read 16 bytes at a time)
+            if lrvw < mipt and not (mipt * self.pt.data_type.bytes > 16 and lrvw * self.pt.data_type.bytes == 16):
                 self.reject(f"LocalReadVectorWidth {lrvw} is less than MIInputPerThread {mipt}")
             if lrvw > mipt and not (p["UnrollMajorLDSA"] or p["UnrollMajorLDSB"]):
                 self.reject(f"LocalReadVectorWidth {lrvw} > MIInputPerThread {mipt} needs an unroll-major LDS "

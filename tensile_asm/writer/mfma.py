@@ -312,7 +312,7 @@ def mfma_step_parts(ctx: KernelContext, p: MfmaPlan, acc: VReg, values_a: VReg, 
         out = output_acc(p, acc, t0, t1)
         a, b = _tile(values_a, t0, s.a_regs), _tile(values_b, t1, s.a_regs)
         # SourceSwap: B first, so the MFMA computes the output transposed (mfma_store.py)
-        m.add(ctx.inst(s.opcode, out, *((b, a) if swap else (a, b)), out))
+        m.add(ctx.inst(s.opcode, out, *((b, a) if swap else (a, b)), out, mods=s.modifiers))
     return packs, m
 
 

@@ -315,8 +315,11 @@ def local_reads(ctx: KernelContext, p: MfmaPlan, state: MfmaReadState, step: int
                     m.add(ctx.inst(_READ[n], values.slice(first, n), addr, mods=mods))
                 elif nbytes < 4:
                     m.add(ctx.inst(_READ_NARROW[nbytes], values[t * per_tile + v], addr, mods=mods))
-                else:
-                    m.add(ctx.inst(_READ[nbytes // 4], values.slice(t * per_tile, nbytes // 4), addr, mods=mods))
+                else:       # (at most 16 bytes a read: gfx950's f8f6f4 operands, 32 bytes, take two)
+                    for r0 in range(0, nbytes // 4, 4):
+                        n, o = min(4, nbytes // 4 - r0), off + r0 * 4
+                        m.add(ctx.inst(_READ[n], values.slice(t * per_tile + r0, n), addr,
+                                       mods=[("offset", o)] if o else ()))
             continue
         width = read_values(g, p, dim) * regs_per_value
         for t, v, t_off, k_off in reads(g, p, dim, step):

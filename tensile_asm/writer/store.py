@@ -180,9 +180,11 @@ def widen_c(ctx: KernelContext, c) -> Module:
     return Module("C as is")
 
 
-# fp8 / bf8 C/D (gfx942's FNUZ formats): the conversions' type names and the largest finite value
+# fp8 / bf8 C/D: the conversions' type names and the largest finite value of gfx942's FNUZ formats and of
+# gfx950's OCP ones (E4M3FN 448; isa/<gfx>.yaml float8)
 FLOAT8_CONVERT = {"F8": "fp8", "B8": "bf8"}
 FLOAT8_MAX = {"F8": 240.0, "B8": 57344.0}
+OCP_FLOAT8_MAX = {"F8": 448.0, "B8": 57344.0}
 CLASS_NAN_INF = 0x207        # v_cmp_class_f32 mask: signalling and quiet NaN, -inf, +inf
 
 
@@ -204,11 +206,12 @@ def narrow(ctx: KernelContext, v) -> tuple[Module, object]:
         big, small = ctx.sgpr("Fp8Max"), ctx.vgpr("Fp8Min")
         flag, special = ctx.sgpr("Fp8NanInfClass"), ctx.sgpr("Fp8NanInf", 2)
         clipped, out = ctx.vgpr("Fp8Clipped"), ctx.vgpr("StoreFp8")
+        largest = (OCP_FLOAT8_MAX if ctx.arch.float8_ocp else FLOAT8_MAX)[t]
         m.add(ctx.inst("s_mov_b32", flag, CLASS_NAN_INF),
               ctx.inst("v_cmp_class_f32", special, v, flag, comment="NaN or +-inf"),
-              ctx.inst("s_mov_b32", big, _f32_bits(FLOAT8_MAX[t])),
-              ctx.inst("v_mov_b32", small, _f32_bits(-FLOAT8_MAX[t])),
-              ctx.inst("v_med3_f32", clipped, v, big, small, comment=f"clip to +-{FLOAT8_MAX[t]:g}"),
+              ctx.inst("s_mov_b32", big, _f32_bits(largest)),
+              ctx.inst("v_mov_b32", small, _f32_bits(-largest)),
+              ctx.inst("v_med3_f32", clipped, v, big, small, comment=f"clip to +-{largest:g}"),
               ctx.inst("v_cndmask_b32", clipped, clipped, v, special),
               ctx.inst("v_mov_b32", out, 0),
               ctx.inst(f"v_cvt_pk_{FLOAT8_CONVERT[t]}_f32", out, clipped, clipped, comment="round to nearest even"))

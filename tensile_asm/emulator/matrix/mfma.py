@@ -131,7 +131,7 @@ def _mfma_builder(ins, cx):
     f64 = out == "f64"
     dmap = output_map(M, N, blocks, f64)
     items = dmap.shape[0]
-    ocp = cx.arch.name == "gfx950"
+    ocp = cx.arch.float8_ocp          # isa/<gfx>.yaml float8: ocp (gfx950), else FNUZ
     c_is_reg = isinstance(c, Reg)
     c_const = None if c_is_reg else cx.sread(c)
     if c_is_reg and c.count != d.count:

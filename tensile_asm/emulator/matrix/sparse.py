@@ -102,7 +102,7 @@ def _smfmac_builder(ins, cx):
     dmap = output_map(M, N, 1, False)                # [M*N/64, 64]
     shift = np.uint32(index_shift(kpl, ins.modifier("cbsz", 0) or 0, ins.modifier("abid", 0) or 0))
     two_t = (2 * np.arange(items, dtype=np.uint32))[:, None, None]
-    ocp = cx.arch.name == "gfx950"
+    ocp = cx.arch.float8_ocp          # isa/<gfx>.yaml float8: ocp (gfx950), else FNUZ
     dt = np.int64 if out == "i32" else np.float64
     G = 64 // M
 

@@ -32,7 +32,7 @@ F32, F64, I64, U32 = np.float32, np.float64, np.int64, np.uint32
 
 
 def _ocp(cx) -> bool:
-    return cx.arch.name == "gfx950"
+    return cx.arch.float8_ocp          # isa/<gfx>.yaml float8: ocp (gfx950)
 
 
 def _refuse_modifiers(ins, allowed=()):
