@@ -468,6 +468,35 @@ def test_bf16_1k_shapes_are_mfma_shapes():
     assert find_mfma("gfx908", "bf16", "f32", 32, 32, 8, 1) is None
 
 
+def test_gfx950_shapes_and_refusals():
+    """gfx950's table (isa/mfma_shapes.py over isa/instructions/gfx950.txt and the operand table): K-doubled f16/bf16
+    with 4 registers (8 halves) a lane, int8 with 4 (16 bytes), f8f6f4 with 8 and the formats in cbsz/blgp; no xf32
+    (CDNA4 removed it: refused with that reason); the new shapes are not gfx942's."""
+    s = find_mfma("gfx950", "f16", "f32", 16, 16, 32, 1)
+    assert (s.opcode, s.a_regs, s.d_regs, s.values_per_lane) == ("v_mfma_f32_16x16x32_f16", 4, 4, 8)
+    s = find_mfma("gfx950", "bf16", "f32", 32, 32, 16, 1)
+    assert (s.opcode, s.a_regs, s.d_regs, s.values_per_lane) == ("v_mfma_f32_32x32x16_bf16", 4, 16, 8)
+    s = find_mfma("gfx950", "i8", "i32", 16, 16, 64, 1)
+    assert (s.opcode, s.a_regs, s.values_per_lane) == ("v_mfma_i32_16x16x64_i8", 4, 16)
+    s = find_mfma("gfx950", "bf8_fp8", "f32", 32, 32, 64, 1)
+    assert (s.opcode, s.a_regs, s.values_per_lane, s.modifiers) == ("v_mfma_f32_32x32x64_f8f6f4", 8, 32,
+                                                                    (("cbsz", 1),))
+    assert find_mfma("gfx950", "fp8", "f32", 16, 16, 128, 1).modifiers == ()
+    assert find_mfma("gfx950", "fp8_bf8", "f32", 16, 16, 128, 1).modifiers == (("blgp", 1),)
+    assert find_mfma("gfx942", "f16", "f32", 16, 16, 32, 1) is None
+    assert find_mfma("gfx942", "fp8", "f32", 16, 16, 128, 1) is None
+    assert find_mfma("gfx950", "xf32", "f32", 16, 16, 8, 1) is None
+    sol = make({**problem("SSS"), "F32XdlMathOp": "x"}, {"MatrixInstruction": [16, 16, 8, 1, 1, 2, 2, 2, 2],
+                                                         "DepthU": 16})
+    assert supports(sol, load_arch("gfx942")) is None
+    assert supports(sol, load_arch("gfx950")).startswith("F32XdlMathOp X (xf32) with MatrixInstruction "
+                                                        "[16, 16, 8, 1]: gfx950 has no xf32 MFMAs")
+    sol = make(problem("HHS", True, False), {"MatrixInstruction": [16, 16, 32, 1, 1, 2, 2, 2, 2], "DepthU": 32})
+    assert supports(sol, load_arch("gfx950")) is None
+    assert supports(sol, load_arch("gfx942")) == "MatrixInstruction [16, 16, 32, 1]: gfx942 has no MFMA for this " \
+                                                 "shape and type"
+
+
 @pytest.mark.parametrize("extra,arch,reason", [
     ({"MIArchVgpr": True}, "gfx908", "MIArchVgpr is not supported by gfx908"),
     ({}, "gfx906", "gfx906 has no matrix cores"),

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tensile_asm.isa.arch import Arch
-from tensile_asm.isa.mfma_shapes import MfmaShape, find_mfma
+from tensile_asm.isa.mfma_shapes import MfmaShape, find_mfma, mfma_shapes
 from tensile_asm.isa.module import Module
 from tensile_asm.isa.registers import VReg
 from tensile_asm.writer.context import Geometry, KernelContext
@@ -107,6 +107,10 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
         return (f"MatrixInstruction with data type {g.data_type} is not implemented; the MFMA writer builds "
                 f"{', '.join(MFMA_TYPES)}")
     if _shape(g, arch) is None:
+        if xf32(g) and not any(s.in_type == "xf32" for s in mfma_shapes(arch.name)):
+            # CDNA4 removed the xf32 MFMAs (hipBLASLt emulates them with bf16 MFMAs, F32XEmulation: not Tensile's)
+            return (f"F32XdlMathOp X (xf32) with MatrixInstruction {mi}: {arch.name} has no xf32 MFMAs; use "
+                    f"F32XdlMathOp none (the fp32 MFMAs)")
         return f"MatrixInstruction {mi}: {arch.name} has no MFMA for this shape and type"
     if g.complex:
         from tensile_asm.writer.mfma_complex import complex_reason
