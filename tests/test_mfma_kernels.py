@@ -175,6 +175,10 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
     # bytes (a block size the writer cannot honour with address + offset is dropped: lds_address.lds_reason)
     params.update(TransposeLDS=rng.choice((0, 0, 1)), UnrollMajorLDSA=rng.random() < 0.2,
                   UnrollMajorLDSB=rng.random() < 0.2)
+    if arch and lds_bpe == 1 and m * k * b // 64 >= 16 and wave_tile != (1, 1):
+        # 16 or 32 bytes a lane (gfx950's int8 K-64 and f8f6f4 shapes): read K-major, a register per value, the
+        # operands of larger wave tiles pass 256 VGPRs when written (not built); unroll-major reads stay packed
+        params.update(UnrollMajorLDSA=True, UnrollMajorLDSB=True)
     for tc in "AB":
         # (8- and 16-bit LDS rows stay dword aligned: lds_bpe 1 pads in fours, 2 in twos)
         params["LdsPad" + tc] = rng.choice((0, 0, 1, 2, 4, 8)) * max(1, 4 // lds_bpe)
@@ -189,10 +193,15 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
     if in_t in ("H", "B", "I8") + FLOAT8:  # 8/16-bit inputs: GlobalReadVectorWidth up to 16 bytes, where the loads
         grvw = rng.choice((8, 16, 16) if arch and k >= 64 else   # split the tiles
                           (1, 2, 4, 8, 8) + ((16, 16) if TYPE_BYTES[in_t] == 1 else ()))
-        if grvw > 1 and not (make(prob, {**params, "GlobalReadVectorWidth": grvw}).valid
-                             and all((t * du) % (threads * grvw) == 0 for t in (mt0, mt1))):
-            grvw = 1
+        def fits(w):
+            return (make(prob, {**params, "GlobalReadVectorWidth": w}).valid
+                    and all((t * du) % (threads * w) == 0 for t in (mt0, mt1)))
+        if grvw > 1 and not fits(grvw):
+            # (K-64/128 shapes: up to 96 values a thread, too many registers one by one: the widest that fits)
+            grvw = next((w for w in (16, 8, 4, 2) if fits(w)), 1) if arch and k >= 64 else 1
         params["GlobalReadVectorWidth"] = grvw
+    # (still one value a load, more than 24 a thread: the loads' registers do not fit; drawn again, see ``accepted``)
+    one_by_one = arch and k >= 64 and params["GlobalReadVectorWidth"] == 1 and (mt0 + mt1) * du // threads > 24
     sol = make(prob, params)
     for plr in (1, 0):   # Tensile 4.44's PrefetchLocalRead rules (derive): a smaller one where they reject it
         if not sol.valid and "PrefetchLocalRead" in sol.rejection:
@@ -213,7 +222,7 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
     case = dict(arch=rng.choice(archs), problem=prob, params=params, size=size,
                 alpha=rng.choice((1, -3, 123457, 2**30 + 1) if integer else (1.0, -0.75, 2.5)),
                 beta=(rng.choice((0, 1, -5, 2**29 + 3) if integer else (0.0, 1.0, 0.5, -1.25, -0.0)) if use_beta
-                      else 0), seed=rng.randrange(1 << 20))
+                      else 0), seed=rng.randrange(1 << 20), one_by_one=one_by_one)
     if prob["Batched"] and case["seed"] % 3 == 0:
         # a third of these batched problems pointer-array (_GB), decided by the seed already drawn (no
         # further draws, so the other cases stay as they were)
@@ -281,6 +290,8 @@ def draw_case(rng: random.Random, largest: int, types: str | None = None, odd_ti
 def accepted(case: dict) -> bool:
     """Whether supports() accepts the case's solution (a draw it refuses, e.g. accumulators past the AGPR
     file, is drawn again: the test checks kernels the writer claims to build)."""
+    if case.pop("one_by_one", False):   # gfx950's K-64/128 8-bit shapes with one-value loads: too many registers
+        return False
     sol = make(case["problem"], case["params"])
     return sol.valid and supports(sol, load_arch(case["arch"])) is None
 
