@@ -21,7 +21,7 @@ class Allocation:
     next_free: dict           # kind -> one past the highest register used
 
 
-@dataclass
+@dataclass(slots=True)
 class _Interval:
     vreg: VReg
     start: int
@@ -31,6 +31,7 @@ class _Interval:
 
 def _intervals(items) -> tuple[dict[VReg, _Interval], list[tuple[int, int]]]:
     intervals: dict[VReg, _Interval] = {}
+    get = intervals.get
     labels: dict[str, int] = {}
     loops: list[tuple[int, int]] = []
     for pos, item in enumerate(items):
@@ -44,7 +45,7 @@ def _intervals(items) -> tuple[dict[VReg, _Interval], list[tuple[int, int]]]:
         for k, op in enumerate(item.operands):
             t = op.__class__
             if t is VRegRef:
-                iv = intervals.get(op.vreg)
+                iv = get(op.vreg)
                 if iv is None:
                     if ndefs < 0:
                         ndefs = item.info.num_defs
@@ -86,30 +87,38 @@ def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Al
 
     assignment: dict[VReg, int] = {}
     next_free = {"v": 0, "s": 0, "a": 0}
-    # Per kind, the physical registers in use with the position where they become free.
-    busy: dict[str, dict[int, int]] = {"v": {}, "s": {}, "a": {}}
+    # Per kind, per physical register: the position where it becomes free (-1: never used; past the end: free).
+    busy: dict[str, list[int]] = {"v": [], "s": [], "a": []}
 
     overflow = None
     ordered = sorted(intervals.values(), key=lambda iv: (iv.vreg.fixed is None, iv.start))
     for iv in ordered:
         reg = iv.vreg
         taken = busy[reg.kind]
+        count = reg.count
         if reg.fixed is not None:
             base = reg.fixed
         else:           # the first aligned range whose registers are all free (their interval ended before)
-            start, count, align = iv.start, reg.count, reg.align
-            base = 0
+            start, align = iv.start, reg.align
+            base, size = 0, len(taken)
             while True:
-                if base % align == 0 and all(taken.get(base + i, -1) < start for i in range(count)):
+                for r in range(base, min(base + count, size)):
+                    if taken[r] >= start:   # busy: no range from base up to r can be free; next aligned past r
+                        base = -(-(r + 1) // align) * align
+                        break
+                else:
                     break
-                base += 1
-        if base + reg.count > limits[reg.kind] and overflow is None:
+        end = base + count
+        if end > limits[reg.kind] and overflow is None:
             overflow = reg  # placed anyway, so the message can say how many the kernel needs
-        for i in range(reg.count):
-            prev_end = taken.get(base + i, -1)
-            taken[base + i] = max(prev_end, iv.end)
+        if end > len(taken):
+            taken.extend([-1] * (end - len(taken)))
+        for r in range(base, end):
+            if taken[r] < iv.end:
+                taken[r] = iv.end
         assignment[reg] = base
-        next_free[reg.kind] = max(next_free[reg.kind], base + reg.count)
+        if end > next_free[reg.kind]:
+            next_free[reg.kind] = end
     if overflow is not None:
         k = overflow.kind
         raise UserError(

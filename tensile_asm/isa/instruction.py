@@ -29,7 +29,7 @@ _NAMED_VALUES = {"dst_sel": SDWA_SELECTORS, "src0_sel": SDWA_SELECTORS, "src1_se
                  "dst_unused": SDWA_UNUSED}
 
 
-@dataclass
+@dataclass(slots=True)      # slotted: the writer creates a few thousand per kernel and the passes read them all
 class Instruction:
     opcode: str
     operands: tuple = ()
@@ -86,23 +86,31 @@ class Instruction:
         elif not self.modifiers:
             return plain_text(self, assignment, memo)
         else:
-            neg, absm, sext = (self.modifier(m, 0) or 0 for m in OPERAND_MASK_MODIFIERS)
-            texts = []
+            named, masks = [], False         # the modifiers written after the operands, as text
+            for n, v in self.modifiers:
+                if n in OPERAND_MASK_MODIFIERS:
+                    masks = True
+                else:
+                    named.append(n if v is None else f"{n}:{_value_text(n, v)}")
+            neg, absm, sext = ((self.modifier(m, 0) or 0 for m in OPERAND_MASK_MODIFIERS) if masks else (0, 0, 0))
+            texts, marked = [], absm | neg | sext
             for i, o in enumerate(self.operands):
                 t = memo.get(id(o))
                 if t is None:
                     t = memo[id(o)] = render_operand(o, assignment)
-                if absm >> i & 1:
-                    t = f"|{t}|"
-                if neg >> i & 1:
-                    t = f"-{t}"
-                if sext >> i & 1:
-                    t = f"sext({t})"
+                if marked >> i & 1:
+                    if absm >> i & 1:
+                        t = f"|{t}|"
+                    if neg >> i & 1:
+                        t = f"-{t}"
+                    if sext >> i & 1:
+                        t = f"sext({t})"
                 texts.append(t)
-            ops = ", ".join(texts)
-            mods = " ".join(n if v is None else f"{n}:{_value_text(n, v)}" for n, v in self.modifiers
-                            if n not in OPERAND_MASK_MODIFIERS)
-            text = " ".join(p for p in (self.opcode, ops, mods) if p)
+            text = self.opcode
+            if texts:
+                text += " " + ", ".join(texts)
+            if named:
+                text += " " + " ".join(named)
         if self.comment:
             text = f"{text:<48} // {self.comment}"
         return text

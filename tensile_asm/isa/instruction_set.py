@@ -46,6 +46,7 @@ class InstructionSet:
     def __init__(self, arch: Arch):
         self.arch = arch
         self._passed = _PASSED.setdefault(arch.name, set())    # shapes checked on this arch (``check``)
+        self._passed_plain = _PASSED_PLAIN.setdefault(arch.name, set())    # of modifier-free ones (``inst``)
 
     def encoding(self, opcode: str) -> str | None:
         """The listed encoding of ``opcode`` (without a suffix: of its 32-bit form if it has one)."""
@@ -54,18 +55,21 @@ class InstructionSet:
     def inst(self, opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Instruction:
         if mods:
             ins = inst(opcode, *operands, mods=mods, comment=comment)
-        else:                   # instruction.inst without modifiers, inlined (the writer's common case)
-            info = op_info(opcode, False, False)      # raises KeyError for an opcode we cannot describe
-            for o in operands:                        # (a tuple already: converted only if one is not an operand)
-                if o.__class__ not in _OPERAND_TYPES:
-                    operands = tuple([as_operand(o) for o in operands])
-                    break
-            ins = Instruction(opcode, operands, (), comment, None, None, info)
-        shape = _shape(ins)
-        if shape is None or shape not in self._passed:
+            self.check(ins)
+            return ins
+        # instruction.inst without modifiers, inlined (the writer's common case), checked once per shape
+        info = _PLAIN_INFO.get(opcode)
+        if info is None:        # op_info raises KeyError for an opcode we cannot describe
+            info = _PLAIN_INFO[opcode] = op_info(opcode, False, False)
+        for o in operands:      # (a tuple already: converted only if one is not an operand, e.g. a whole VReg)
+            if o.__class__ not in _OPERAND_TYPES:
+                operands = tuple([as_operand(o) for o in operands])
+                break
+        shape = (opcode, *[o._shape for o in operands])
+        ins = Instruction(opcode, operands, (), comment, None, None, info)
+        if shape not in self._passed_plain:
             self._check(ins)
-            if shape is not None:
-                self._passed.add(shape)
+            self._passed_plain.add(shape)
         return ins
 
     def waitcnt(self, vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
@@ -134,31 +138,20 @@ class InstructionSet:
 
 
 # arch name -> the shapes of instructions that passed ``check`` there: what the check reads of an instruction
-# is its opcode, its defs (an atomic's depend on its modifiers), and per operand the type, register kind and
-# count, special-register name, and the start of a range modulo 4 (every alignment rule divides 4).
+# is its opcode, its defs (an atomic's depend on its modifiers), and per operand its ``_shape`` (registers.py):
+# the type, register kind and count, special-register name, and the start of a range modulo 4 (every
+# alignment rule divides 4). ``_PASSED_PLAIN``: the same of instructions without modifiers, whose defs
+# follow from the opcode (``op_info(opcode)``), so their shape leaves them out.
 _PASSED: dict[str, set] = {}
+_PASSED_PLAIN: dict[str, set] = {}
+_PLAIN_INFO: dict = {}          # opcode -> op_info(opcode) (no modifiers)
 
 
 def _shape(ins: Instruction) -> tuple | None:
     try:
-        shape = [ins.opcode, ins.info.num_defs]
-    except KeyError:                  # an opcode opcodes.op_info cannot describe: checked in full (and refused)
+        return (ins.opcode, ins.info.num_defs, *[o._shape for o in ins.operands])
+    except (KeyError, AttributeError):   # an opcode op_info cannot describe, or not an operand: checked in full
         return None
-    for o in ins.operands:
-        t = o.__class__
-        if t is VRegRef:
-            shape.append((o.vreg.kind, o.count, o.offset & 3))
-        elif t is Reg:
-            shape.append(("r", o.kind, o.count, o.index & 3))
-        elif t is Special:
-            shape.append(("s", o.name))
-        elif t is Imm:
-            shape.append("i")
-        elif t is Label:
-            shape.append("l")
-        else:
-            return None
-    return tuple(shape)
 
 
 @lru_cache(maxsize=None)

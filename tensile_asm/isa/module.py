@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Union
 
-from tensile_asm.isa.instruction import Instruction, plain_text
+from tensile_asm.isa.instruction import Instruction, render_operand
 from tensile_asm.isa.registers import VReg
 
 
@@ -87,19 +87,34 @@ def _walk(items, out: list, headers: bool) -> None:
 
 def _render_into(items, lines: list, assignment, memo: dict) -> None:
     """The lines of ``items`` as ``flatten`` orders them (each sub-module's header comment rendered in
-    place, without building the ``Comment``)."""
+    place, without building the ``Comment``). An instruction without modifiers is ``plain_text``, inlined."""
+    append, get = lines.append, memo.get
     for item in items:
         cls = item.__class__
         if cls is Instruction:
-            lines.append("  " + (item.render(assignment, memo) if item.modifiers or item.opcode == "s_waitcnt"
-                                 else plain_text(item, assignment, memo)))
+            if item.modifiers or item.opcode == "s_waitcnt":
+                append("  " + item.render(assignment, memo))
+                continue
+            ops = item.operands
+            if ops:
+                texts = []
+                for o in ops:
+                    t = get(id(o))
+                    if t is None:
+                        t = memo[id(o)] = render_operand(o, assignment)
+                    texts.append(t)
+                text = item.opcode + " " + ", ".join(texts)
+            else:
+                text = item.opcode
+            comment = item.comment
+            append(f"  {text:<48} // {comment}" if comment else "  " + text)
         elif cls is Module or isinstance(item, Module):
-            lines.append(f"  // --- {item.name} ---")
+            append(f"  // --- {item.name} ---")
             _render_into(item.items, lines, assignment, memo)
         elif cls is LabelDef:
-            lines.append(item.render(assignment))
+            append(item.render(assignment))
         else:
-            lines.append("  " + item.render(assignment))
+            append("  " + item.render(assignment))
 
 
 def insert_before(target, inserted: Mapping[int, list], drop=None) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Mapping, Union
+from typing import ClassVar, Mapping, Union
 
 REG_KINDS = ("v", "s", "a")
 
@@ -27,6 +27,7 @@ class Reg:
             raise ValueError(f"bad register kind {self.kind!r}")
         if self.index < 0 or self.count < 1:
             raise ValueError(f"bad register range {self.kind}{self.index}x{self.count}")
+        object.__setattr__(self, "_shape", ("r", self.kind, self.count, self.index & 3))
 
     def __str__(self) -> str:
         if self.count == 1:
@@ -46,12 +47,13 @@ class Reg:
 class VReg:
     """A virtual register range the allocator will place. Identity is the object itself."""
 
-    __slots__ = ("kind", "count", "align", "name", "fixed")
+    __slots__ = ("kind", "count", "align", "name", "fixed", "_all")
 
     def __init__(self, kind: str, count: int = 1, name: str = "", align: int = 1, fixed: int | None = None):
         if kind not in REG_KINDS:
             raise ValueError(f"bad register kind {kind!r}")
         self.kind, self.count, self.align, self.name, self.fixed = kind, count, align, name, fixed
+        self._all = None
 
     def __repr__(self) -> str:
         return f"VReg({self.kind}{self.count}:{self.name or id(self)})"
@@ -65,7 +67,12 @@ class VReg:
         return VRegRef(self, offset, count)
 
     def all(self) -> "VRegRef":
-        return VRegRef(self, 0, self.count)
+        """The whole register as an operand: one object per register (a ``VRegRef`` is a value, so the
+        instructions naming the whole register share it, and the passes' per-operand memos meet it once)."""
+        ref = self._all
+        if ref is None:
+            ref = self._all = VRegRef(self, 0, self.count)
+        return ref
 
 
 class VRegRef:
@@ -74,10 +81,12 @@ class VRegRef:
     frozen dataclass: the writer creates hundreds of thousands, and a frozen dataclass's ``__init__``
     costs several times more.)"""
 
-    __slots__ = ("vreg", "offset", "count")
+    __slots__ = ("vreg", "offset", "count", "_shape")
 
     def __init__(self, vreg: VReg, offset: int, count: int):
         self.vreg, self.offset, self.count = vreg, offset, count
+        # what instruction_set's check reads of it (kind, count, start modulo 4): ``_shape`` of every operand class
+        self._shape = (vreg.kind, count, offset & 3)
 
     def __eq__(self, other):
         if other.__class__ is not VRegRef:
@@ -131,6 +140,7 @@ class Special:
     def __post_init__(self):
         if self.name not in SPECIAL_WIDTH:
             raise ValueError(f"unknown special register {self.name!r}")
+        object.__setattr__(self, "_shape", ("s", self.name))
 
     def __str__(self) -> str:
         return self.name
@@ -151,6 +161,9 @@ class Imm:
     """An immediate: an int (32-bit pattern or small signed inline constant) or an fp32 value."""
 
     value: Union[int, float]
+    # What instruction_set's check reads of an operand (``Instruction`` shapes): of a constant, its kind only
+    # (a LabelOffset is a constant there too). Reg, VRegRef and Special set theirs per object.
+    _shape: ClassVar[str] = "i"
 
     def __str__(self) -> str:
         v = self.value
@@ -186,6 +199,7 @@ class Label:
 
     name: str
     address: int | None = field(default=None, compare=False)
+    _shape: ClassVar[str] = "l"
 
     def __str__(self) -> str:
         return self.name

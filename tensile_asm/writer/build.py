@@ -285,22 +285,38 @@ def _parts(kernels: list[Kernel], arch: Arch, timing: dict | None = None, cache:
     return parts
 
 
+def written(solution, arch: Arch, name: str) -> list[tuple[str, str, dict]]:
+    """(name, ``body_text``, ``metadata``) of the kernel of a supported solution and of each helper kernel it
+    needs; UserError if it is not supported or its registers do not fit. The cyclic garbage collector stays
+    paused until the kernels' objects are gone: resumed while a written kernel is alive, its next young
+    collection walks every instruction and operand of it (bench/codegen_cpu_time.md, fourth round)."""
+    with collector_paused():
+        return [(k.name, k.body_text(), k.metadata()) for k in with_helpers([build_kernel(solution, arch, name)], arch)]
+
+
 def compile_kernel(solution, arch: Arch, name: str, timing: dict | None = None) -> CacheEntry:
     """Write the kernel of a supported solution and assemble it with its helper kernels. A kernel that
     cannot be written (its registers do not fit) gives an entry with that reason and no parts; an
     assembler failure raises (ToolchainError). KernelLanguage: Source solutions are compiled from HIP
-    (``tensile_asm.source.build``)."""
+    (``tensile_asm.source.build``). ``timing``: "generate" (writing and rendering the kernels), "assemble"."""
     if source_build.is_source(solution):
         return source_build.compile_kernel(solution, arch, name, timing)
     t0 = time.perf_counter()
     try:
-        kernel = build_kernel(solution, arch, name)
+        texts = written(solution, arch, name)
     except UserError as e:
         return CacheEntry([], str(e))
     finally:
         if timing is not None:
             timing["generate"] = timing.get("generate", 0.0) + time.perf_counter() - t0
-    return CacheEntry(_parts([kernel], arch, timing), None)
+    parts = []
+    for kernel_name, text, metadata in texts:
+        t1 = time.perf_counter()
+        parts.append(KernelPart(kernel_name, toolchain.assemble(text, arch, f"{kernel_name}.s", cache=False),
+                                 metadata))
+        if timing is not None:
+            timing["assemble"] = timing.get("assemble", 0.0) + time.perf_counter() - t1
+    return CacheEntry(parts, None)
 
 
 def link_parts(parts: list[KernelPart], arch: Arch, out_path: Path) -> None:

@@ -370,6 +370,7 @@ class KernelContext:
 
     def __post_init__(self):
         self.isa = InstructionSet(self.arch)
+        self.inst = self.isa.inst       # the method below, without a call in between (the writer's hottest call)
 
     def inst(self, opcode: str, *operands, mods=(), comment: str = "") -> Instruction:
         """An instruction of this kernel's architecture, checked (``InstructionSet.inst``)."""
