@@ -73,16 +73,17 @@ class Module:
 def _walk(items, out: list, headers: bool) -> None:
     """Append ``items`` to ``out`` with the items of each sub-module in its place (and, with ``headers``,
     a ``--- name ---`` comment before them; without, no comment at all)."""
+    append = out.append
     for item in items:
         cls = item.__class__
         if cls is Instruction:
-            out.append(item)
+            append(item)
         elif cls is Module or isinstance(item, Module):
             if headers:
-                out.append(Comment(f"--- {item.name} ---"))
+                append(Comment(f"--- {item.name} ---"))
             _walk(item.items, out, headers)
         elif headers or cls is not Comment:
-            out.append(item)
+            append(item)
 
 
 def _render_into(items, lines: list, assignment, memo: dict) -> None:
@@ -122,19 +123,24 @@ def insert_before(target, inserted: Mapping[int, list], drop=None) -> None:
     tree so each insertion joins its item's sub-module; or a list of items), leaving out the items
     ``drop(item)`` is true for. The passes (waits, wait states) place their instructions with this."""
     def spliced(items):
-        out = []
-        for x in items:
+        out = None          # a new list from the first item changed on (an untouched module keeps its own)
+        for k, x in enumerate(items):
             if drop is not None and drop(x):
+                if out is None:
+                    out = items[:k]
                 continue
             got = inserted.get(id(x))
             if got:
+                if out is None:
+                    out = items[:k]
                 out.extend(got)
-            out.append(x)
-        return out
+            if out is not None:
+                out.append(x)
+        return items if out is None else out
 
     def apply(module: Module) -> None:
         for item in module.items:
-            if isinstance(item, Module):
+            if item.__class__ is not Instruction and isinstance(item, Module):
                 apply(item)
         module.items = spliced(module.items)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from operator import attrgetter
 
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.instruction import Instruction
@@ -19,7 +20,7 @@ from tensile_asm.solution.layout import LdsLayout, OperandLds, writer_lds_elemen
 
 def _derived(name: str, doc: str = "") -> property:
     """A value of the solution's ``Derived``, under the name the writer's components read."""
-    return property(lambda self: getattr(self.derived, name), doc=doc or f"Derived.{name}")
+    return property(attrgetter(f"derived.{name}"), doc=doc or f"Derived.{name}")   # (no Python call: read often)
 
 
 @dataclass(frozen=True)
@@ -308,7 +309,7 @@ class Geometry:
 
     # LDS: each operand's tile K-major, DepthU rows of MT + LdsPad elements (the derivation's tile sizes),
     # placed at the writer's LDS element size.
-    @property
+    @cached_property        # (Geometry and its Derived are frozen; the writer asks thousands of times per kernel)
     def lds(self) -> LdsLayout:
         """The kernel's LDS. LocalSplitU's partial tiles are written as accumulators (fp32 for 16-bit
         types without HighPrecisionAccumulate, whose compute type Tensile counts at 2 bytes): at least that."""
