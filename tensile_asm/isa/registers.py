@@ -85,8 +85,10 @@ class VRegRef:
 
     def __init__(self, vreg: VReg, offset: int, count: int):
         self.vreg, self.offset, self.count = vreg, offset, count
-        # what instruction_set's check reads of it (kind, count, start modulo 4): ``_shape`` of every operand class
-        self._shape = (vreg.kind, count, offset & 3)
+        # what instruction_set's check reads of it (kind, count, start modulo 4: from a fixed register's base, else
+        # from the allocated base, which the allocator aligns): ``_shape`` of every operand class
+        fixed = vreg.fixed
+        self._shape = (vreg.kind, count, (offset if fixed is None else offset + fixed) & 3)
 
     def __eq__(self, other):
         if other.__class__ is not VRegRef:
