@@ -115,6 +115,10 @@ def test_register_placement_per_arch():
            isa("gfx900").inst, "s_load_dwordx2", s(1, 2), s(4, 2), 0)
     raises(["buffer_load_dword on gfx90a: operand 2 (SGPR x4 s[2:5])", "multiple of 4"],
            isa().inst, "buffer_load_dword", v(0), v(1), s(2, 4), 0, mods=["offen"])
+    # a fixed register's slice is placed from its base: checked so even after the same slice of a free one passed
+    isa("gfx900").inst("s_load_dwordx2", VReg("s", 4, "free", align=4).slice(2, 2), s(4, 2), 0)
+    raises(["s_load_dwordx2 on gfx900: operand 0", "multiple of 2"],
+           isa("gfx900").inst, "s_load_dwordx2", VReg("s", 4, "fixed", fixed=1).slice(2, 2), s(4, 2), 0)
 
 
 def test_returning_global_atomic_writes_one_more_operand():
