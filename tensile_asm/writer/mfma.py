@@ -120,8 +120,6 @@ def mfma_reason(g: Geometry, params: dict, arch: Arch) -> str | None:
     if mi[3] != 1:
         if g.data_type in ("D", "Z"):
             return f"MatrixInstruction {mi}: f64 MFMAs of several blocks (4x4x4f64) are not implemented"
-        if g.source_swap:
-            return f"MatrixInstruction {mi}: SourceSwap with MFMAs of several blocks (B > 1) is not implemented"
         if g.store_remap and g.mi_blocks[1] > 1:
             return (f"MatrixInstruction {mi}: StoreRemapVectorWidth with MFMA blocks along N (MatrixInstBN "
                     f"{g.mi_blocks[1]}) is not implemented; use blocks along M (MatrixInstBM) or "

@@ -37,15 +37,29 @@ def _lane_columns(p: MfmaPlan) -> int:
     return s.n * p.blocks[1] if s.m == 4 else s.n
 
 
+def _swapped_lanes(p: MfmaPlan) -> tuple[int, int]:
+    """SourceSwap: (rows of C the lanes run along, lanes per step of the column's lane part). The MFMA's first
+    operand is B, so register r of lane l holds C row l % M and the column the unswapped formula gives as the
+    row; the 4x4 shapes' blocks run along the lanes, block b = l / 4 being output block (b % BM, b / BM) (A's
+    blocks inner, ``MfmaPlan.block_divisor``), so lane l holds row l % (4*BM) and column block l / (4*BM)."""
+    s = p.shape
+    if s.m == 4:
+        return 4 * p.blocks[0], 4 * p.blocks[0]
+    return s.m, s.n
+
+
 def _block_offsets(p: MfmaPlan, item: int) -> tuple[int, int, int]:
     """(item within its block, row offset, column offset) of accumulator element ``item``: the 16x16 and 32x32
     shapes of several blocks hold block b in registers b*M*N/64 .., block b being output block (b / BN, b % BN)
-    (M*BM rows, N*BN columns); the 4x4 shapes' blocks run along the lanes (``_lane_columns``)."""
+    (M*BM rows, N*BN columns), or with SourceSwap (A's blocks inner: ``MfmaPlan.block_divisor``) block
+    (b % BM, b / BM); the 4x4 shapes' blocks run along the lanes (``_lane_columns``, ``_swapped_lanes``)."""
     s = p.shape
     if s.m == 4 or s.blocks == 1:
         return item, 0, 0
     per_block = s.m * s.n // 64
     b, rr = divmod(item, per_block)
+    if p.swap:
+        return rr, s.m * (b % p.blocks[0]), s.n * (b // p.blocks[0])
     return rr, s.m * (b // p.blocks[1]), s.n * (b % p.blocks[1])
 
 
@@ -101,7 +115,8 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
     # the lane's part of an output: its row (column with SourceSwap) block multiplier*(lane / N), and its
     # column (row with SourceSwap) lane % N; M == N for the one-block shapes
     if swap:
-        row_lane = [ctx.inst("v_and_b32", tmp, s.m - 1, lane),
+        lane_rows, lane_div = _swapped_lanes(p)
+        row_lane = [ctx.inst("v_and_b32", tmp, lane_rows - 1, lane),
                     ctx.inst("v_lshlrev_b32", tmp, vw0.bit_length() - 1, tmp) if vw0 > 1 else None]
         col_lane = [ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
                     ctx.inst("v_mul_u32_u24", tmp, mult * vw1, tmp)]
@@ -164,26 +179,32 @@ def columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan) ->
 
 def _swapped_columns(ctx: KernelContext, regs: EntryRegisters, acc: VReg, p: MfmaPlan, m: Module,
                      row0: VReg, col0: VReg) -> list:
-    """SourceSwap: element ``item`` of output (t0, t1) is row row0 + tile_offset(t0) and column
-    col0 + VWB*constant(item) + tile_offset(t1), so a column holds that element of each t0 (with
-    VectorWidth > 1, VW consecutive rows)."""
+    """SourceSwap: element ``item`` of output (t0, t1) is row row0 + tile_offset(t0) + VW*(its block's row
+    offset) and column col0 + VWB*(its block's column offset + constant(item)) + tile_offset(t1), so a column
+    holds that element of each t0 (with VectorWidth > 1, VW consecutive rows)."""
     s = p.shape
     items = s.d_regs // ctx.geometry.part_regs
     wt0, wt1 = p.wave_tile
-    rows = VReg("v", wt0, "StoreRowOffset")
+    vw0, vw1 = p.vector_width
+    places = [_block_offsets(p, item) for item in range(items)]
+    block_rows = sorted({block_row for _, block_row, _ in places})
+    rows = VReg("v", wt0 * len(block_rows), "StoreRowOffset")
+    row_of = {}
     for t0 in range(wt0):
-        row = ctx.vgpr("StoreRow")
-        delta = p.tile_offset(0, t0)
-        m.add(ctx.inst("v_add_u32", row, delta, row0) if delta else ctx.inst("v_mov_b32", row, row0),
-              masked_row_offset(ctx, regs, rows[t0], row))
+        for block_row in block_rows:
+            row = ctx.vgpr("StoreRow")
+            delta = p.tile_offset(0, t0) + vw0 * block_row
+            row_of[t0, block_row] = rows[len(row_of)]
+            m.add(ctx.inst("v_add_u32", row, delta, row0) if delta else ctx.inst("v_mov_b32", row, row0),
+                  masked_row_offset(ctx, regs, row_of[t0, block_row], row))
     cols, copy = [], _copy(ctx, wt0)
     for t1 in range(wt1):
-        for item in range(items):
+        for item, (within, block_row, block_col) in enumerate(places):
             col = ctx.vgpr(f"StoreCol{t1}_{item}")
-            delta = p.tile_offset(1, t1) + p.vector_width[1] * _row_in_output(p, item)[0]
+            delta = p.tile_offset(1, t1) + vw1 * (block_col + _row_in_output(p, within)[0])
             m.add(ctx.inst("v_add_u32", col, delta, col0) if delta else ctx.inst("v_mov_b32", col, col0))
             values, load = _values(ctx, p, acc, [(t0, t1, item) for t0 in range(wt0)], copy)
-            cols.append(Column(values, [rows[t0] for t0 in range(wt0)], col, load))
+            cols.append(Column(values, [row_of[t0, block_row] for t0 in range(wt0)], col, load))
     return cols
 
 

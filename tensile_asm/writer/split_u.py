@@ -75,7 +75,7 @@ def mfma_partials(ctx: KernelContext, regs: EntryRegisters, acc, p) -> Module:
     """Every group's partial tile to LDS from the MFMA accumulators (read from the AGPRs first), each
     element where the MFMA store would put it in the macro tile (mfma_store.py's mapping)."""
     from tensile_asm.writer.mfma import output_acc
-    from tensile_asm.writer.mfma_store import _block_offsets, _lane_columns, _row_in_output
+    from tensile_asm.writer.mfma_store import _block_offsets, _lane_columns, _row_in_output, _swapped_lanes
 
     g, s = ctx.geometry, p.shape
     r, pr = g.acc_regs, g.part_regs
@@ -88,8 +88,9 @@ def mfma_partials(ctx: KernelContext, regs: EntryRegisters, acc, p) -> Module:
     m = Module(f"LocalSplitU {g.local_split_u}: MFMA partial tiles to LDS")
     lane, wave, tmp = ctx.vgpr("LsuLane"), ctx.vgpr("LsuWave"), ctx.vgpr("LsuTmp")
     row, col, addr = ctx.vgpr("LsuRow"), ctx.vgpr("LsuCol"), ctx.vgpr("LsuWriteAddr")
-    if g.source_swap:     # lanes run along the rows: row lane % M, column block mult*(lane / N)
-        row_lane = [ctx.inst("v_and_b32", tmp, s.m - 1, lane), ctx.inst("v_mul_u32_u24", tmp, vw0, tmp)]
+    if g.source_swap:     # lanes run along the rows: row lane % M, column block mult*(lane / N) (4x4: _swapped_lanes)
+        lane_rows, lane_div = _swapped_lanes(p)
+        row_lane = [ctx.inst("v_and_b32", tmp, lane_rows - 1, lane), ctx.inst("v_mul_u32_u24", tmp, vw0, tmp)]
         col_lane = [ctx.inst("v_lshrrev_b32", tmp, lane_div.bit_length() - 1, lane),
                     ctx.inst("v_mul_u32_u24", tmp, mult * vw1, tmp)]
     else:
@@ -122,10 +123,11 @@ def mfma_partials(ctx: KernelContext, regs: EntryRegisters, acc, p) -> Module:
         for t0 in range(p.wave_tile[0]):
             out = output_acc(p, acc, t0, t1)
             for item in range(items):
+                within, block_row, block_col = _block_offsets(p, item)
                 if g.source_swap:
-                    drow, dcol = p.tile_offset(0, t0), p.tile_offset(1, t1) + vw1 * _row_in_output(p, item)[0]
+                    drow = p.tile_offset(0, t0) + vw0 * block_row
+                    dcol = p.tile_offset(1, t1) + vw1 * (block_col + _row_in_output(p, within)[0])
                 else:
-                    within, block_row, block_col = _block_offsets(p, item)
                     drow = p.tile_offset(0, t0) + vw0 * (block_row + _row_in_output(p, within)[0])
                     dcol = p.tile_offset(1, t1) + vw1 * block_col
                 off = (drow + dcol * g.mt0) * bpe

@@ -1,0 +1,56 @@
+"""SourceSwap with MFMAs of several blocks: the MFMA's first operand is B, so its output is transposed and its
+blocks are the output's with A's blocks inner (block b is block (b % MatrixInstBM, b / MatrixInstBM)); the store
+(mfma_store.py) and the LocalSplitU partial tiles (split_u.py) place every accumulator by that. Real rocBLAS
+solutions and one variant with blocks along both dimensions verify on the strict emulator.
+
+Cut from ``../shared/data/logic/rocblas-asm_full`` with tools/cut_logic.py (original SolutionIndex in the file
+names): aldebaran HHS_BH #228 (MI 4x4x4x16, blocks 4 x 4 along the lanes, VectorWidth 2, the store path) and
+aquavanjaram942 SB #194 (MI 16x16x1x4, blocks 4 x 1 in the registers, LocalSplitU 4, DirectToVgprA).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.library.logic import read_logic_file
+from tensile_asm.runtime.emulated import EmulatedRuntime
+from tensile_asm.solution import Solution
+
+from conftest import have_llvm
+from kernel_build import build_linked
+
+DATA = Path(__file__).parent / "data" / "small_features"
+
+
+def _real(fname):
+    return read_logic_file(DATA / fname).entries[0].solution
+
+
+def _blocks_both_ways():
+    """gfx942 SB #194 with LocalSplitU 1 (the store path), A through LDS and MI [16, 16, 1, 4] as 2 x 2 blocks."""
+    s = _real("aquavanjaram942_Ailk_Bljk_SB_ss194.yaml")
+    params = dict(s.params, WorkGroup=[64, 4, 1], DirectToVgprA=False, DepthU=16,
+                  MatrixInstruction=[16, 16, 1, 4, 2, 1, 2, 1, 4])
+    return Solution.from_dict(params, problem_type=s.problem_type, defaults_from="tensile")
+
+
+CASES = [("aldebaran_Ailk_Bljk_HHS_BH_ss228.yaml", "gfx90a"), ("aquavanjaram942_Ailk_Bljk_SB_ss194.yaml", "gfx942"),
+         ("blocks 2x2", "gfx942")]
+
+
+@pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+@pytest.mark.parametrize("what,arch", CASES)
+def test_source_swap_with_mfma_blocks_verifies(what, arch):
+    sol = _blocks_both_ways() if what == "blocks 2x2" else _real(what)
+    d = sol.derived
+    assert sol.params["SourceSwap"] and d.matrix_instruction[3] > 1
+    assert d.mi_blocks == ((2, 2) if what == "blocks 2x2" else (4, 4) if arch == "gfx90a" else (4, 1))
+    _, co, contract = build_linked(sol, load_arch(arch), tempfile.mkdtemp(prefix="ss-blocks-"), "ssb")
+    for size, beta in ((Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 3, d.mt1 + 1, 2 * d.depth_u + 5, 2), 0.5)):
+        results = verify_sizes(co, contract, [size], 1.5, beta, 31, EmulatedRuntime())
+        assert all(r.passed for r in results), [(str(r.size), beta, r.detail) for r in results]
