@@ -511,7 +511,6 @@ def test_gfx950_shapes_and_refusals():
 @pytest.mark.parametrize("extra,arch,reason", [
     ({"MIArchVgpr": True}, "gfx908", "MIArchVgpr is not supported by gfx908"),
     ({}, "gfx906", "gfx906 has no matrix cores"),
-    ({"MatrixInstruction": [32, 32, 1, 2], "SourceSwap": True}, "gfx90a", "SourceSwap with MFMAs of several blocks"),
 ])
 def test_refusals_name_one_reason(extra, arch, reason):
     params = {"MatrixInstruction": [32, 32, 2, 1], "WorkGroup": [32, 8, 1], "ThreadTile": [1, 32], "DepthU": 16,

@@ -31,6 +31,14 @@ def _real(fname):
     return read_logic_file(DATA / fname).entries[0].solution
 
 
+def _blocks_along_n():
+    """An SGEMM of ours: MI [32, 32, 1, 2] (two 32x32 blocks, along N) with SourceSwap, wave tile 1 x 1."""
+    prob = {"OperationType": "GEMM", "DataType": "s", "DestDataType": "s", "ComputeDataType": "s",
+            "TransposeA": False, "TransposeB": True, "Batched": True, "UseBeta": True}
+    return Solution.from_dict({"ProblemType": prob, "MatrixInstruction": [32, 32, 1, 2], "SourceSwap": True,
+                               "WorkGroup": [32, 8, 1], "ThreadTile": [1, 32], "DepthU": 16}, where="swap test")
+
+
 def _blocks_both_ways():
     """gfx942 SB #194 with LocalSplitU 1 (the store path), A through LDS and MI [16, 16, 1, 4] as 2 x 2 blocks."""
     s = _real("aquavanjaram942_Ailk_Bljk_SB_ss194.yaml")
@@ -40,16 +48,17 @@ def _blocks_both_ways():
 
 
 CASES = [("aldebaran_Ailk_Bljk_HHS_BH_ss228.yaml", "gfx90a"), ("aquavanjaram942_Ailk_Bljk_SB_ss194.yaml", "gfx942"),
-         ("blocks 2x2", "gfx942")]
+         ("blocks 2x2", "gfx942"), ("blocks 1x2", "gfx90a")]
+BLOCKS = {"aldebaran_Ailk_Bljk_HHS_BH_ss228.yaml": (4, 4), "aquavanjaram942_Ailk_Bljk_SB_ss194.yaml": (4, 1),
+          "blocks 2x2": (2, 2), "blocks 1x2": (1, 2)}
 
 
 @pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 @pytest.mark.parametrize("what,arch", CASES)
 def test_source_swap_with_mfma_blocks_verifies(what, arch):
-    sol = _blocks_both_ways() if what == "blocks 2x2" else _real(what)
+    sol = {"blocks 2x2": _blocks_both_ways, "blocks 1x2": _blocks_along_n}.get(what, lambda: _real(what))()
     d = sol.derived
-    assert sol.params["SourceSwap"] and d.matrix_instruction[3] > 1
-    assert d.mi_blocks == ((2, 2) if what == "blocks 2x2" else (4, 4) if arch == "gfx90a" else (4, 1))
+    assert sol.params["SourceSwap"] and d.matrix_instruction[3] > 1 and d.mi_blocks == BLOCKS[what]
     _, co, contract = build_linked(sol, load_arch(arch), tempfile.mkdtemp(prefix="ss-blocks-"), "ssb")
     for size, beta in ((Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 3, d.mt1 + 1, 2 * d.depth_u + 5, 2), 0.5)):
         results = verify_sizes(co, contract, [size], 1.5, beta, 31, EmulatedRuntime())
