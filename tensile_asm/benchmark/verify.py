@@ -209,8 +209,8 @@ def verify_library(folder, sizes: list[Size], alpha: float, beta: float | None, 
         if progress is not None:
             progress(name, gfx, accepted)
         runtime = EmulatedRuntime(strict=strict, guard_bytes=guard_bytes, kernarg_preload=kernarg_preload)
-        helper = contract.helper_name()
-        paths = {name: co, helper: folder.code_object(helper, gfx)} if accepted and helper else co
+        helpers = contract.helper_names()
+        paths = {name: co, **{h: folder.code_object(h, gfx) for h in helpers}} if accepted and helpers else co
         results = verify_sizes(paths, contract, accepted, alpha, b, seed, runtime, first_stride=first,
                                ld=lds) if accepted else []
         out.append(SolutionResult(name, gfx, folder.source_of(co) if co else None, results, skipped))

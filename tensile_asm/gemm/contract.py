@@ -96,6 +96,9 @@ class GemmKernelContract:
     # UseInitialStridesAB / CD: the first index's stride of A and B / of C and D is an argument (InitialStride<X>)
     initial_strides_ab: bool = False
     initial_strides_cd: bool = False
+    # GlobalSplitU SingleBuffer into a compute-type workspace (sizeMapping.globalAccumulation 1, Tensile's
+    # _GlobalAccumulation SingleBuffer: C/D other than the compute type)
+    global_accumulation: bool = False
     # PreloadKernelArguments 1 (sizeMapping.preloadKernargs): the arguments in their preloading order
     # (gemm.arguments.PRELOADED first)
     preload_kernargs: bool = False
@@ -124,7 +127,8 @@ class GemmKernelContract:
                    conjugate_a=pt.complex_conjugate_a, conjugate_b=pt.complex_conjugate_b,
                    initial_strides_ab=pt.use_initial_strides_ab, initial_strides_cd=pt.use_initial_strides_cd,
                    preload_kernargs=d.preload_kernargs,
-                   xf32=pt.data_type.char == "S" and getattr(pt.f32_xdl_math_op, "char", None) == "X")
+                   xf32=pt.data_type.char == "S" and getattr(pt.f32_xdl_math_op, "char", None) == "X",
+                   global_accumulation=d.global_split_u > 1 and d.global_accumulation == SINGLE_BUFFER)
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -171,7 +175,8 @@ class GemmKernelContract:
                    initial_strides_ab=bool(pt.get("useInitialStridesAB", False)),
                    initial_strides_cd=bool(pt.get("useInitialStridesCD", False)),
                    preload_kernargs=bool(sm.get("preloadKernargs", 0)),
-                   xf32=a == "S" and xdl == "X")
+                   xf32=a == "S" and xdl == "X",
+                   global_accumulation=gsu > 1 and int(sm.get("globalAccumulation", 0) or 0) == 1)
 
     # ---- facts
     @property
@@ -184,6 +189,12 @@ class GemmKernelContract:
         return self.global_split_u > 1 and self.global_split_u_algorithm == MULTIPLE_BUFFER
 
     @property
+    def workspace_single(self) -> bool:
+        """GlobalSplitU SingleBuffer into a compute-type workspace: beta-only into it, the GEMM's atomics, then
+        the conversion to D (``helpers``)."""
+        return self.global_split_u > 1 and self.global_accumulation and not self.writes_workspace
+
+    @property
     def block(self) -> tuple[int, int, int]:
         return (self.threads, 1, 1)
 
@@ -194,10 +205,20 @@ class GemmKernelContract:
                                pointer_array=self.pointer_array, initial_strides_ab=self.initial_strides_ab,
                                initial_strides_cd=self.initial_strides_cd, preload=self.preload_kernargs)
 
+    def helper_names(self) -> list[str]:
+        """The helper kernels this one needs in its code object, in launch order around it."""
+        if self.workspace_single:
+            return [helpers.beta_only_name(self.batched, self.dest_type, self.pointer_array, workspace=True),
+                    helpers.conversion_name(self.batched, self.dest_type, self.pointer_array)]
+        name = self.helper_name()
+        return [name] if name else []
+
     def helper_name(self) -> str | None:
-        """The helper kernel this one needs in its code object, if any."""
+        """The helper kernel this one needs in its code object, if any (the first of ``helper_names``)."""
         if self.global_split_u == 1:
             return None
+        if self.workspace_single:
+            return self.helper_names()[0]
         if self.writes_workspace:
             return helpers.post_gsu_name(self.batched, self.dest_type, self.compute_type, self.global_split_u,
                                          self.pointer_array)
@@ -229,6 +250,8 @@ class GemmKernelContract:
         return min(cu_count * per_cu, groups), 1, z
 
     def workspace(self, m: int, n: int, batch: int = 1) -> Workspace | None:
+        if self.workspace_single:       # one packed fp32 (compute-type) tile
+            return Workspace(1, m, n, self.batch_count(batch), accumulator_bytes(self.compute_type))
         if not self.writes_workspace:
             return None
         return Workspace(self.global_split_u, m, n, self.batch_count(batch), self.accumulator_bytes)
@@ -296,6 +319,17 @@ class GemmKernelContract:
         if self.pointer_array:      # the helper reads D and C through their pointer arrays too
             elementwise.update(OffsetD=given.get("D", 0), OffsetC=given.get("C", 0))
         grid = helpers.grid(m, n, batch)
+        if self.workspace_single:
+            # beta-only: WS = beta*C (C through its pointers, the workspace packed); conversion: D = 1.0 * WS
+            # + 0.0 * C, as Tensile's host passes them (C is not read)
+            first = dict(elementwise, AddressD=addresses["WS"], StridesD0=ws.ld, StridesD1=ws.batch_stride,
+                         OffsetD=0)
+            beta_only = Launch(self.helper_names()[0], grid, helpers.BLOCK,
+                               tuple(helpers.beta_only_layout(self.dest_type, self.pointer_array)), first)
+            post = {**elementwise, "AddressWS": addresses["WS"], "Alpha": 1.0, "Beta": 0.0}
+            convert = Launch(self.helper_names()[1], grid, helpers.BLOCK,
+                             tuple(helpers.post_gsu_layout(self.compute_type, self.pointer_array)), post)
+            return [beta_only, gemm, convert]
         if ws is None:
             layout = helpers.beta_only_layout(self.dest_type, self.pointer_array)
             return [Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), elementwise), gemm]

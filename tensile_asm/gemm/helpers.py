@@ -5,6 +5,10 @@ MultipleBuffer workspace.
 - SingleBuffer: the beta-only kernel ``C<indices>_<D>`` (Tensile's name, e.g. ``Cijk_S``) runs first,
   D = beta*C (0 when beta is 0, so NaNs in C never reach D); the GEMM's slices then add alpha*A*B into D
   with atomics.
+- SingleBuffer with C/D other than the compute type (Tensile's _GlobalAccumulation SingleBuffer: BBS, HHS):
+  the beta-only kernel ``C<indices>_<D>_GA`` (Tensile's name) sets a packed compute-type workspace to beta*C,
+  the GEMM's slices add alpha*A*B into it with fp32 atomics, and the conversion kernel
+  ``C<indices>_<D>_PostGSU`` (Tensile's name for it: GlobalSplitU 1, alpha 1, beta 0) converts it into D.
 - MultipleBuffer: the GEMM writes each slice's unscaled partial tile (accumulator type) to a workspace;
   the post-GSU kernel ``C<indices>_<types>_PostGSU<n>`` then computes D = alpha * sum + beta*C.
 
@@ -31,9 +35,10 @@ def _c_indices(batched: bool) -> str:
     return "Cijk" if batched else "Cij"
 
 
-def beta_only_name(batched: bool, dest_char: str = "S", pointer_array: bool = False) -> str:
-    """Tensile's name: ``Cijk_S``, ``Cijk_S_GB`` for pointer-array batches."""
-    return f"{_c_indices(batched)}_{dest_char}{'_GB' if pointer_array else ''}"
+def beta_only_name(batched: bool, dest_char: str = "S", pointer_array: bool = False, workspace: bool = False) -> str:
+    """Tensile's name: ``Cijk_S``, ``Cijk_S_GB`` for pointer-array batches, ``Cijk_B_GA`` for the one setting a
+    compute-type workspace (``workspace``)."""
+    return f"{_c_indices(batched)}_{dest_char}{'_GB' if pointer_array else ''}{'_GA' if workspace else ''}"
 
 
 def _offsets(pointer_array: bool) -> list:
@@ -55,6 +60,12 @@ def beta_only_layout(dest_char: str = "S", pointer_array: bool = False) -> list[
 def post_gsu_name(batched: bool, dest: str, compute: str, gsu: int, pointer_array: bool = False) -> str:
     types = dest if dest == compute else dest + compute
     return f"{_c_indices(batched)}_{types}{'_GB' if pointer_array else ''}_PostGSU{gsu}"
+
+
+def conversion_name(batched: bool, dest: str, pointer_array: bool = False) -> str:
+    """The SingleBuffer workspace's conversion kernel, Tensile's ``outputConversionKernelName`` for
+    _GlobalAccumulation SingleBuffer (GlobalSplitU 1, no unroll suffix): ``Cijk_B_PostGSU``."""
+    return f"{_c_indices(batched)}_{dest}{'_GB' if pointer_array else ''}_PostGSU"
 
 
 def post_gsu_layout(compute: str, pointer_array: bool = False) -> list[Argument]:

@@ -571,7 +571,8 @@ def _manifest_only(out_dir: Path, archs: list[str], files: list[Path], items: li
     kernels: dict[str, list[tuple[str, str | None]]] = {a: [] for a in archs}
     for it in items:
         if it.reason is None and all(it.name != k for k, _ in kernels[it.arch]):
-            kernels[it.arch].append((it.name, GemmKernelContract.from_solution(it.solution, it.name).helper_name()))
+            helpers = GemmKernelContract.from_solution(it.solution, it.name).helper_names()
+            kernels[it.arch] += [(it.name, h) for h in helpers or [None]]
     libraries = build_library_files(_library_parts(items, separate), separate, lazy)
     source_kernels = frozenset(it.name for it in items
                                if it.reason is None and it.solution.params.get("KernelLanguage") == "Source")

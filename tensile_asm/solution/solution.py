@@ -117,6 +117,10 @@ class Solution:
         derived, keys = derivation.derived, derivation.keys
         if FILE_WINS <= stored.keys():
             kept = {k: (stored[k] or None) if k == "_GlobalAccumulation" else stored[k] for k in FILE_WINS}
+            if kept["_GlobalAccumulation"] is True:
+                # a boolean written by a Tensile before the kinds had names (rocBLAS's aldebaran BBS_BH_GB files):
+                # true was the compute-type workspace, named by its kind as 4.44 derives it (SingleBuffer there)
+                kept["_GlobalAccumulation"] = derived.global_accumulation
             keys.update(kept)
             derived = replace(derived, global_accumulation=kept["_GlobalAccumulation"])
         differences = {}

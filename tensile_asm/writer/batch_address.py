@@ -68,9 +68,9 @@ def load_batch_pointers(ctx: KernelContext, regs) -> Module | None:
     m = Module("this batch's pointers (pointer-array batched GEMM)")
     index = ctx.sgpr("BatchPointerOffset")
     # GlobalSplitU MultipleBuffer: D is the workspace, strided as ever (Tensile's isStridedBuffer)
-    letters = "CAB" if g.writes_workspace else "DCAB"
+    letters = "CAB" if g.strided_d else "DCAB"
     m.add(ctx.inst("s_lshl_b32", index, regs.workgroup[2], 3, comment="WorkGroup2 * 8 bytes per pointer"))
-    if not g.writes_workspace:
+    if not g.strided_d:
         m.add(ctx.inst("s_load_dwordx2", arg("AddressD"), arg("AddressD"), index))
     if g.use_beta:
         skip_c = ctx.label("SkipBatchPointerC")

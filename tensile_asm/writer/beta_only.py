@@ -54,11 +54,19 @@ def _complex_beta(ctx: KernelContext, out, beta, c, part: int) -> Module:
         ctx.inst(fma, im, br, ci, im))
 
 
-def write_beta_only(arch: Arch, batched: bool, dest: str = "S", pointer_array: bool = False):
+# ``workspace``: C of these types widened to the fp32 workspace (load, widen)
+_WIDEN = {"B": ("buffer_load_ushort", "v_lshlrev_b32", 16), "H": ("buffer_load_ushort", "v_cvt_f32_f16", None)}
+
+
+def write_beta_only(arch: Arch, batched: bool, dest: str = "S", pointer_array: bool = False, workspace: bool = False):
     """D = beta*C for C/D of type ``dest``: fp32 S, int32 I (wrapping multiply, beta 0 on all 32 bits),
     fp16 H (multiplied in fp16), fp64 D, or complex C/Z (the complex product). Beta +0 or -0 (both parts, for
     complex) writes zeros without reading C (nor, with ``pointer_array``, C's pointer: Tensile's host may pass
-    none then)."""
+    none then). ``workspace`` (Tensile's ``C<indices>_<D>_GA``, ``dest`` B or H): "D" is the packed fp32
+    workspace of GlobalSplitU SingleBuffer with a compute type other than C/D's; C is widened to fp32 (bf16 by
+    its bits, fp16 converted) and multiplied by the fp32 beta, and only C goes through pointers."""
+    if workspace:
+        return _write_workspace_beta_only(arch, batched, dest, pointer_array)
     from tensile_asm.writer.kernel import Kernel
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
@@ -106,6 +114,41 @@ def write_beta_only(arch: Arch, batched: bool, dest: str = "S", pointer_array: b
         m.add(ctx.inst("v_mov_b32", val[i] if bpe >= 8 else val, 0))
     m.add(LabelDef(done.name),
           ctx.inst(store, val, off, srd_d, 0, mods=["offen"]),
+          ctx.inst("s_endpgm"))
+    return finish(ctx, m, layout)
+
+
+def _write_workspace_beta_only(arch: Arch, batched: bool, dest: str, pointer_array: bool):
+    from tensile_asm.writer.prologue import entry_registers, load_arguments
+
+    name = beta_only_name(batched, dest, pointer_array, workspace=True)
+    layout = beta_only_layout(dest, pointer_array)
+    load, widen, shift = _WIDEN[dest]
+    ctx = KernelContext(arch, None, name)
+    regs, block = entry_registers(ctx, layout, workgroup_z=True)
+    arg = regs.arg
+    m = Module(name)
+    off, c_off, oob, val = (ctx.vgpr(n) for n in ("Offset", "OffsetC", "OOB", "Value"))
+    beta_bits = ctx.sgpr("BetaMagnitude")
+    zero, done = ctx.label("BetaZero"), ctx.label("Done")
+    coords, row, col = elementwise.coordinates(ctx, regs)
+    srd_d_mod, srd_d = elementwise.descriptor(ctx, regs, "D", 4, False)     # the workspace: packed fp32
+    srd_c_mod, srd_c = elementwise.descriptor(ctx, regs, "C", 2, pointer_array)
+    m.add(load_arguments(ctx, regs, block), ctx.inst("v_mov_b32", oob, BUFFER_OOB), coords, srd_d_mod,
+          elementwise.masked_offset(ctx, regs, off, row, col, arg("StridesD0"), 4, oob),
+          elementwise.masked_offset(ctx, regs, c_off, row, col, arg("StridesC0"), 2, oob),
+          ctx.inst("s_and_b32", beta_bits, arg("Beta"), 0x7FFFFFFF, comment="+0 and -0 both mean WS = 0"),
+          ctx.inst("s_cmp_eq_u32", beta_bits, 0),
+          ctx.inst("s_cbranch_scc1", zero),
+          srd_c_mod,
+          ctx.inst(load, val, c_off, srd_c, 0, mods=["offen"]),
+          ctx.inst(widen, val, shift, val) if shift is not None else ctx.inst(widen, val, val),
+          ctx.inst("v_mul_f32", val, arg("Beta"), val),
+          ctx.inst("s_branch", done),
+          LabelDef(zero.name),
+          ctx.inst("v_mov_b32", val, 0),
+          LabelDef(done.name),
+          ctx.inst("buffer_store_dword", val, off, srd_d, 0, mods=["offen"]),
           ctx.inst("s_endpgm"))
     return finish(ctx, m, layout)
 

@@ -9,6 +9,7 @@ does both for a list of solutions.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -47,7 +48,11 @@ def _value(v):
 
 def geometry(solution) -> Geometry:
     """The writer's view of a solution: its problem type and derived values (nothing re-read from params)."""
-    return Geometry(solution.problem_type, solution.derived)
+    pt, d = solution.problem_type, solution.derived
+    if d.global_split_u > 1 and d.global_accumulation == "SingleBuffer":
+        # Tensile's _GlobalAccumulation SingleBuffer: the slices add into a compute-type workspace
+        return Geometry(dataclasses.replace(pt, dest_type=pt.compute_type), d, workspace_for=pt)
+    return Geometry(pt, d)
 
 
 # (A/B, C/D, compute) types the writer builds: S, D, H (fp16 accumulating in fp32, rounded once at
@@ -206,6 +211,10 @@ def supports(solution, arch: Arch) -> str | None:
     if g.integer and g.global_split_u > 1 and g.gsu_multiple_buffer:
         return "GlobalSplitU MultipleBuffer with int32 C/D (4xi8II, I8II) is not implemented; use SingleBuffer"
     atomics = g.global_split_u > 1 and not g.gsu_multiple_buffer
+    if g.workspace_for is not None and g.workspace_for.dest_type.char not in ("B", "H"):
+        return (f"GlobalSplitU={g.global_split_u} SingleBuffer with C/D {g.workspace_for.dest_type.char} and compute "
+                f"type {g.compute_type} (a compute-type workspace) is implemented for B and H C/D only; use "
+                f"GlobalSplitUAlgorithm MultipleBuffer")
     if atomics and (g.dest_type, g.compute_type) not in (("S", "S"), ("I", "I"), ("D", "D"), ("H", "H"), ("C", "C"),
                                                          ("Z", "Z")):
         return (f"GlobalSplitU={g.global_split_u} SingleBuffer with C/D {g.dest_type} and compute type "
@@ -249,16 +258,24 @@ def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
     for k in kernels:
         if k.geometry is None:                      # a helper kernel (no GEMM geometry) needs none
             continue
-        name = kernel_contract(k).helper_name()     # the helper the launcher will look for
-        if name is None or name in names:
-            continue
         g = k.geometry
-        helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched, g.dest_type,
-                                                                                    g.pointer_array)
-        if helper.name != name:
-            raise AssertionError(f"helper kernel {helper.name} written where the contract launches {name}")
-        out.append(helper)
-        names.add(name)
+        wanted = kernel_contract(k).helper_names()     # the helpers the launcher will look for
+        if g.workspace_for is not None:     # beta*C into the compute-type workspace, then its conversion to D
+            own = Geometry(g.workspace_for, g.derived)
+            written = [lambda: write_beta_only(arch, g.batched, own.dest_type, g.pointer_array, workspace=True),
+                       lambda: write_post_gsu(arch, own, slices=1)]
+        elif g.writes_workspace:
+            written = [lambda: write_post_gsu(arch, g)]
+        else:
+            written = [lambda: write_beta_only(arch, g.batched, g.dest_type, g.pointer_array)]
+        for name, write in zip(wanted, written):
+            if name in names:
+                continue
+            helper = write()
+            if helper.name != name:
+                raise AssertionError(f"helper kernel {helper.name} written where the contract launches {name}")
+            out.append(helper)
+            names.add(name)
     return out
 
 

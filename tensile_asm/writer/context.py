@@ -41,6 +41,10 @@ class Geometry:
 
     problem_type: ProblemType
     derived: Derived
+    # GlobalSplitU SingleBuffer with C/D other than the compute type (Tensile's _GlobalAccumulation SingleBuffer,
+    # e.g. BBS): the GEMM adds into a packed compute-type workspace, so ``problem_type`` has C/D of the compute
+    # type and this is the solution's own problem type (its helper kernels convert to and from its C/D)
+    workspace_for: ProblemType | None = None
 
     # 4xi8: four int8 values in 32 bits; I8: one int8 (LDS holds it as a byte, as Tensile's: ``lds_bpe``);
     # C and Z: complex fp32 / fp64, real part then imaginary part
@@ -206,6 +210,12 @@ class Geometry:
         """GlobalSplitU MultipleBuffer: the kernel writes unscaled partial sums (accumulator type) to a
         workspace the post-GSU kernel reduces into D."""
         return self.global_split_u > 1 and self.gsu_multiple_buffer
+
+    @property
+    def strided_d(self) -> bool:
+        """D is a packed workspace (MultipleBuffer's slices, or the SingleBuffer accumulation workspace): strided,
+        also for a pointer-array kernel."""
+        return self.writes_workspace or self.workspace_for is not None
 
     @property
     def store_bpe(self) -> int:

@@ -12,7 +12,10 @@ def kernel_contract(kernel) -> GemmKernelContract:
     g = kernel.geometry
     return GemmKernelContract(
         name=kernel.name, transpose_a=g.transpose_a, transpose_b=g.transpose_b, batched=g.batched,
-        use_beta=g.use_beta, data_type=g.data_type, dest_type=g.dest_type, compute_type=g.compute_type,
+        use_beta=g.use_beta, data_type=g.data_type, compute_type=g.compute_type,
+        # a SingleBuffer workspace kernel's own C/D (its geometry's are the workspace's)
+        dest_type=g.workspace_for.dest_type.char if g.workspace_for is not None else g.dest_type,
+        global_accumulation=g.workspace_for is not None,
         macro_tile=(g.mt0, g.mt1), threads=g.num_threads, global_split_u=g.global_split_u,
         global_split_u_algorithm=MULTIPLE_BUFFER if g.writes_workspace else SINGLE_BUFFER,
         workgroup_mapping=g.workgroup_mapping, lds_bytes=kernel.resources.lds_bytes, stagger_u=g.stagger_u,

@@ -25,14 +25,19 @@ from tensile_asm.writer.mac import fma
 from tensile_asm.writer.store import LOAD_OUT, STORE_OUT, add_beta_c, load_scalars, narrow, scale, widen_c
 
 
-def write_post_gsu(arch: Arch, gemm: Geometry):
+def write_post_gsu(arch: Arch, gemm: Geometry, slices: int | None = None):
+    """``slices``: partial tiles to add (default the GEMM's GlobalSplitU); 1 makes the SingleBuffer workspace's
+    conversion kernel ``helpers.conversion_name`` (its launch passes alpha 1 and beta 0)."""
+    from tensile_asm.gemm.helpers import conversion_name
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
     # The GEMM's types (C/D, accumulator, alpha and beta); the reduction always takes beta, so one helper
     # serves the GEMMs with and without it.
     g = Geometry(replace(gemm.problem_type, use_beta=True), gemm.derived)
     pa = gemm.pointer_array
-    name = post_gsu_name(gemm.batched, gemm.dest_type, gemm.compute_type, gemm.global_split_u, pa)
+    slices = gemm.global_split_u if slices is None else slices
+    name = (post_gsu_name(gemm.batched, gemm.dest_type, gemm.compute_type, slices, pa) if slices > 1
+            else conversion_name(gemm.batched, gemm.dest_type, pa))
     ctx = KernelContext(arch, g, name)
     layout = post_gsu_layout(gemm.compute_type, pa)
     regs, block = entry_registers(ctx, layout, workgroup_z=True)
@@ -53,7 +58,7 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
           ctx.inst("s_mul_i32", mn, arg("SizesFree0"), arg("SizesFree1")),
           ctx.inst("s_mul_i32", slice_bytes, mn, arg("SizesFree2")),
           ctx.inst("s_lshl_b32", slice_bytes, slice_bytes, acc_bpe.bit_length() - 1),
-          ctx.inst("s_mul_i32", srd_ws[2], slice_bytes, gemm.global_split_u),
+          ctx.inst("s_mul_i32", srd_ws[2], slice_bytes, slices),
           ctx.inst("s_mov_b32", srd_ws[3], arch.memory["buffer_srd_word3"]),
           ctx.inst("s_mul_i32", tmp, mn, regs.workgroup[2]),
           ctx.inst("v_mov_b32", batch_base, tmp),
@@ -69,7 +74,7 @@ def write_post_gsu(arch: Arch, gemm: Geometry):
     pr = g.part_regs        # complex: the real and the imaginary parts add apart
     add = "v_add_f64" if pr > 1 else "v_add_f32"
     m.add(ctx.inst(load, total, ws_off, srd_ws, 0, mods=["offen"]))
-    for s in range(1, gemm.global_split_u):
+    for s in range(1, slices):
         m.add(ctx.inst("v_add_u32", ws_off, slice_bytes, ws_off),
               ctx.inst(load, part, ws_off, srd_ws, 0, mods=["offen"]),
               *(ctx.inst(add, total.slice(q, pr), total.slice(q, pr), part.slice(q, pr)) for q in range(0, r, pr)))

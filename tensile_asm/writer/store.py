@@ -51,7 +51,7 @@ def _matrix_srd(ctx: KernelContext, regs: EntryRegisters, letter: str) -> tuple[
     bpe = g.store_bpe if letter == "D" else g.out_bpe
     shift = bpe.bit_length() - 1
     m = Module(f"descriptor for {letter}")
-    workspace = letter == "D" and g.writes_workspace      # strided, also for a pointer-array kernel
+    workspace = letter == "D" and g.strided_d      # strided, also for a pointer-array kernel
     m.add(batch_base(ctx, regs, srd.slice(0, 2), letter, bpe, g.batched, g.pointer_array and not workspace))
     if letter == "D" and g.writes_workspace:
         # slice s of the workspace starts s * M*N*batch elements in

@@ -1,0 +1,51 @@
+"""GlobalSplitU SingleBuffer with C/D other than the compute type (Tensile 4.44's _GlobalAccumulation SingleBuffer,
+rocBLAS's BBS): the beta-only kernel ``Cijk_B_GA`` sets a packed fp32 workspace to beta*C, the GEMM's slices add
+alpha*A*B into it with fp32 atomics, and ``Cijk_B_PostGSU`` converts it to D (Tensile's kernel names and launch
+order: ContractionSolution.cpp). Real aldebaran solutions verify on the strict emulator; the workspace starts
+poisoned (NaN), so an element the beta-only kernel missed fails.
+
+Cut from ``../shared/data/logic/rocblas-asm_full/aldebaran`` with tools/cut_logic.py (original SolutionIndex in the
+file names): BBS_BH #237 (MT16x16x64, GlobalSplitU 11) and pointer-array BBS_BH_GB #100 (MT32x32x64, GlobalSplitU 15:
+C and D through their pointers, the workspace packed).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tensile_asm.benchmark.verify import Size, verify_sizes
+from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.isa.arch import load_arch
+from tensile_asm.library.logic import read_logic_file
+from tensile_asm.library.master import solution_entry
+from tensile_asm.runtime.emulated import EmulatedRuntime
+
+from conftest import have_llvm
+from kernel_build import build_linked
+
+DATA = Path(__file__).parent / "data" / "small_features"
+FILES = {"aldebaran_Ailk_Bljk_BBS_BH_ga237.yaml": ("Cijk_B_GA", "Cijk_B_PostGSU"),
+         "aldebaran_Alik_Bljk_BBS_BH_GB_ga100.yaml": ("Cijk_B_GB_GA", "Cijk_B_GB_PostGSU")}
+
+
+@pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+@pytest.mark.parametrize("fname", sorted(FILES))
+def test_bf16_single_buffer_through_an_fp32_workspace(fname):
+    sol = read_logic_file(DATA / fname).entries[0].solution
+    d = sol.derived
+    assert d.global_split_u > 1 and d.global_accumulation == "SingleBuffer" and sol.problem_type.dest_type.char == "B"
+    _, co, contract = build_linked(sol, load_arch("gfx90a"), tempfile.mkdtemp(prefix="gsu-ws-"), "ga")
+    assert contract.helper_names() == list(FILES[fname])
+    # the library entry says the same (sizeMapping.globalAccumulation 1)
+    entry = GemmKernelContract.from_library_entry(solution_entry(sol, "ga", 0, 0))
+    assert entry.workspace_single and entry.helper_names() == list(FILES[fname])
+    launches = contract.launches(m=5, n=3, k=7, batch=2, ld={t: 8 for t in "ABCD"},
+                                 batch_stride={t: 64 for t in "ABCD"}, alpha=1.0, beta=1.0,
+                                 addresses={t: 0 for t in ("A", "B", "C", "D", "WS")})
+    assert [x.kernel for x in launches] == [FILES[fname][0], "ga", FILES[fname][1]]
+    for size, beta in ((Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 1, d.mt1 + 3, 131, 2), 0.5)):
+        results = verify_sizes(co, contract, [size], 1.5, beta, 37, EmulatedRuntime())
+        assert all(r.passed for r in results), [(str(r.size), beta, r.detail) for r in results]
