@@ -6,7 +6,8 @@ poisoned (NaN), so an element the beta-only kernel missed fails.
 
 Cut from ``../shared/data/logic/rocblas-asm_full/aldebaran`` with tools/cut_logic.py (original SolutionIndex in the
 file names): BBS_BH #237 (MT16x16x64, GlobalSplitU 11) and pointer-array BBS_BH_GB #100 (MT32x32x64, GlobalSplitU 15:
-C and D through their pointers, the workspace packed).
+C and D through their pointers, the workspace packed); and #237 as an HHS solution (fp16 C widened into the
+workspace, beta in fp32 as Tensile's BetaType).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.isa.arch import load_arch
 from tensile_asm.library.logic import read_logic_file
 from tensile_asm.library.master import solution_entry
+from tensile_asm.problem import ProblemType
+from tensile_asm.solution import Solution
 from tensile_asm.runtime.emulated import EmulatedRuntime
 
 from conftest import have_llvm
@@ -28,15 +31,26 @@ from kernel_build import build_linked
 
 DATA = Path(__file__).parent / "data" / "small_features"
 FILES = {"aldebaran_Ailk_Bljk_BBS_BH_ga237.yaml": ("Cijk_B_GA", "Cijk_B_PostGSU"),
-         "aldebaran_Alik_Bljk_BBS_BH_GB_ga100.yaml": ("Cijk_B_GB_GA", "Cijk_B_GB_PostGSU")}
+         "aldebaran_Alik_Bljk_BBS_BH_GB_ga100.yaml": ("Cijk_B_GB_GA", "Cijk_B_GB_PostGSU"),
+         "HHS": ("Cijk_H_GA", "Cijk_H_PostGSU")}
+
+
+def _solution(fname):
+    if fname != "HHS":
+        return read_logic_file(DATA / fname).entries[0].solution
+    import yaml
+    raw = yaml.safe_load((DATA / "aldebaran_Ailk_Bljk_BBS_BH_ga237.yaml").read_text())
+    pt = ProblemType.from_dict({**raw[4], "DataType": "h", "DestDataType": "h", "ComputeDataType": "s"})
+    params = {k: v for k, v in raw[5][0].items() if k != "ProblemType"}
+    return Solution.from_dict(params, problem_type=pt, defaults_from="tensile")
 
 
 @pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
 @pytest.mark.parametrize("fname", sorted(FILES))
 def test_bf16_single_buffer_through_an_fp32_workspace(fname):
-    sol = read_logic_file(DATA / fname).entries[0].solution
+    sol = _solution(fname)
     d = sol.derived
-    assert d.global_split_u > 1 and d.global_accumulation == "SingleBuffer" and sol.problem_type.dest_type.char == "B"
+    assert d.global_split_u > 1 and d.global_accumulation == "SingleBuffer"
     _, co, contract = build_linked(sol, load_arch("gfx90a"), tempfile.mkdtemp(prefix="gsu-ws-"), "ga")
     assert contract.helper_names() == list(FILES[fname])
     # the library entry says the same (sizeMapping.globalAccumulation 1)

@@ -325,7 +325,7 @@ class GemmKernelContract:
             first = dict(elementwise, AddressD=addresses["WS"], StridesD0=ws.ld, StridesD1=ws.batch_stride,
                          OffsetD=0)
             beta_only = Launch(self.helper_names()[0], grid, helpers.BLOCK,
-                               tuple(helpers.beta_only_layout(self.dest_type, self.pointer_array)), first)
+                               tuple(helpers.beta_only_layout(self.compute_type, self.pointer_array)), first)
             post = {**elementwise, "AddressWS": addresses["WS"], "Alpha": 1.0, "Beta": 0.0}
             convert = Launch(self.helper_names()[1], grid, helpers.BLOCK,
                              tuple(helpers.post_gsu_layout(self.compute_type, self.pointer_array)), post)

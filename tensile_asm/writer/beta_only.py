@@ -122,7 +122,7 @@ def _write_workspace_beta_only(arch: Arch, batched: bool, dest: str, pointer_arr
     from tensile_asm.writer.prologue import entry_registers, load_arguments
 
     name = beta_only_name(batched, dest, pointer_array, workspace=True)
-    layout = beta_only_layout(dest, pointer_array)
+    layout = beta_only_layout("S", pointer_array)       # beta in the compute type, fp32 (Tensile's BetaType)
     load, widen, shift = _WIDEN[dest]
     ctx = KernelContext(arch, None, name)
     regs, block = entry_registers(ctx, layout, workgroup_z=True)
