@@ -5,13 +5,25 @@ writing kernels) and the first reason for the rest, grouped with digits as N.
 
 LOGIC_ROOT defaults to ../shared/data/logic/rocblas-asm_full. A kernel whose registers overflow is found only when
 written, so "accepted" can exceed what create-library builds."""
-import sys, re, collections
+import argparse, sys, re, collections
 from pathlib import Path
 from tensile_asm.library.create import _collect, _default_builder
 from tensile_asm.isa.arch import load_arch
-root = Path(sys.argv[1]) if len(sys.argv) > 1 and Path(sys.argv[1]).is_dir() else Path(__file__).resolve().parents[1].parent / 'shared/data/logic/rocblas-asm_full'
 sched = {'vega10': 'gfx900', 'vega20': 'gfx906', 'arcturus': 'gfx908', 'aldebaran': 'gfx90a', 'aquavanjaram942': 'gfx942'}
-want = [a for a in sys.argv[1:] if a in sched] or list(sched)
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ap.add_argument("args", nargs="*", metavar="[LOGIC_ROOT] SCHEDULE",
+                help="a folder holding the schedules' folders (default ../shared/data/logic/rocblas-asm_full), then "
+                     "schedules (default all: " + " ".join(sched) + ")")
+args = ap.parse_args().args
+root = Path(__file__).resolve().parents[1].parent / 'shared/data/logic/rocblas-asm_full'
+if args and args[0] not in sched:
+    root = Path(args.pop(0))
+    if not root.is_dir():
+        sys.exit(f"{root}: neither a schedule ({', '.join(sched)}) nor a folder holding the schedules' folders")
+unknown = [a for a in args if a not in sched]
+if unknown:
+    sys.exit(f"{unknown[0]}: not a schedule; use one of {', '.join(sched)}")
+want = args or list(sched)
 b = _default_builder()
 for s in want:
     arch = sched[s]; a = load_arch(arch)
