@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from tensile_asm.gemm import GemmKernelContract
-from tensile_asm.solution import min_names
+from tensile_asm.solution import Solution, min_names
 from tensile_asm.writer.build import build_kernel, link_kernels, supports
+
+
+def cut_solution(path) -> Solution:
+    """The one solution of a logic file cut from rocblas-asm_full (tools/cut_logic.py), with Tensile's defaults."""
+    data = yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return Solution.from_dict(dict(data[5][0], ProblemType=data[4]), where="logic", defaults_from="tensile")
 
 
 def build_linked(sol, arch, directory, name: str | None = None, file: str | None = None):

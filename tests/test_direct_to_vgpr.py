@@ -22,6 +22,7 @@ from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
 from tensile_asm.writer.build import build_kernel, link_kernels, supports
 
+from kernel_build import cut_solution
 from conftest import have_llvm
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
@@ -29,8 +30,7 @@ DATA = Path(__file__).parent / "data"
 
 
 def _solution(name: str) -> Solution:
-    data = yaml.load((DATA / name).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return Solution.from_dict(dict(data[5][0], ProblemType=data[4]), where="logic", defaults_from="tensile")
+    return cut_solution(DATA / name)
 
 
 @pytest.mark.parametrize("name,arch,sizes", [

@@ -20,7 +20,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tensile_asm.benchmark.verify import Size, verify_sizes
 from tensile_asm.gemm import GemmKernelContract
@@ -29,14 +28,14 @@ from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
 from tensile_asm.writer.build import build_kernel, link_kernels, supports
 
+from kernel_build import cut_solution
 from conftest import have_llvm
 
 DATA = Path(__file__).parent / "data"
 
 
 def _solution(name: str) -> Solution:
-    data = yaml.load((DATA / name).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return Solution.from_dict(dict(data[5][0], ProblemType=data[4]), where="logic", defaults_from="tensile")
+    return cut_solution(DATA / name)
 
 
 def _main_loop(text: str) -> list[str]:

@@ -13,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tensile_asm.benchmark.verify import Size, verify_sizes
 from tensile_asm.gemm import GemmKernelContract
@@ -25,6 +24,7 @@ from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.mfma import plan
 from tensile_asm.writer.mfma_local_read import k_steps_per_read
 
+from kernel_build import cut_solution
 from conftest import have_llvm
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
@@ -32,8 +32,7 @@ DATA = Path(__file__).parent / "data"
 
 
 def _solution(name: str) -> Solution:
-    data = yaml.load((DATA / name).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return Solution.from_dict(dict(data[5][0], ProblemType=data[4]), where="logic", defaults_from="tensile")
+    return cut_solution(DATA / name)
 
 
 def _main_loop(text: str) -> list[str]:

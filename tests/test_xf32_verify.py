@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from tensile_asm.benchmark.reference import XF32_ROUNDOFF, compare, make_instance, reference, tolerance
 from tensile_asm.benchmark.verify import Size, library_problem
@@ -20,13 +19,13 @@ from tensile_asm.library.predicates import problem_holds
 from tensile_asm.library.problem_view import ContractionView
 from tensile_asm.solution import Solution
 
+from kernel_build import cut_solution
+
 DATA = Path(__file__).parent / "data"
 
 
 def _solution() -> Solution:
-    data = yaml.load((DATA / "aquavanjaram942_Ailk_Bljk_SB_MX_xf32.yaml").read_text(),
-                     Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return Solution.from_dict(dict(data[5][0], ProblemType=data[4]), where="logic", defaults_from="tensile")
+    return cut_solution(DATA / "aquavanjaram942_Ailk_Bljk_SB_MX_xf32.yaml")
 
 
 def test_library_asks_real_xf32_solution_an_xf32_problem():
