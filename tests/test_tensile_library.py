@@ -98,3 +98,45 @@ def test_without_the_guard_the_read_past_a_faults():
         assert not r.results[0].passed and "memory fault" in r.results[0].detail
         (r,) = verify_library(folder, [Size(17, 13, 9)], 1.5, None, seed=3, names={name})
         assert r.results[0].passed, r.results[0].detail
+
+
+def _without_rows_of(tmp_path: Path, index: int) -> Path:
+    """The library copied to tmp_path as TensileLibrary.yaml, no row of its selection tree naming solution
+    ``index`` (as in rocBLAS logic, where some solutions are in no row of the exact table)."""
+    import shutil
+
+    import yaml
+
+    from tensile_asm.library.select import Library
+    for p in DATA.iterdir():
+        if p.suffix in (".co", ".hsaco"):
+            shutil.copy(p, tmp_path / p.name)
+    data = Library.load(DATA / "TensileLibrary.dat").data
+    dropped = 0
+
+    def drop(node):
+        nonlocal dropped
+        if isinstance(node, list):
+            for v in node:
+                drop(v)
+        elif isinstance(node, dict):
+            if node.get("type") == "Matching":
+                kept = [e for e in node["table"] if e["index"] != index]
+                dropped += len(node["table"]) - len(kept)
+                node["table"] = kept
+            for v in node.values():
+                drop(v)
+    drop(data["library"])
+    assert dropped
+    (tmp_path / "TensileLibrary.yaml").write_text(yaml.safe_dump(data))
+    return tmp_path
+
+
+def test_a_solution_no_row_selects_is_still_listed(tmp_path):
+    folder_path = _without_rows_of(tmp_path, 14)
+    with LibraryFolder(folder_path) as folder:
+        sols = folder.solutions()
+        assert len(sols) == 21
+        [(lib, entry, gfx)] = [s for s in sols if s[1]["index"] == 14]
+        assert "_MT64x4x16_MI4x4x1x16_" in entry["name"] and gfx == "gfx90a"
+        assert folder.code_object(entry["name"], gfx).is_file()

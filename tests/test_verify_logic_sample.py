@@ -121,6 +121,30 @@ def test_tool_cuts_builds_and_verifies_real_logic(tmp_path, capsys, monkeypatch)
     assert "FAIL aldebaran_Cijk_Ailk_Bljk_SB.yaml#" in capsys.readouterr().out
 
 
+@pytest.mark.skipif(not have_llvm(), reason="needs LLVM (llvm-mc, ld.lld)")
+def test_tool_verifies_a_solution_no_size_maps_to(tmp_path, capsys, monkeypatch):
+    # solution 0 of this file is in no row of its exact table (110 of its 420 are not), so no node of the built
+    # library's tree names it; the kernel is built all the same, and the tool verifies it (it had a KeyError)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    spec = importlib.util.spec_from_file_location("verify_logic_sample", REPO / "tools" / "verify_logic_sample.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    logic = SHARED / "data" / "logic" / "rocblas-asm_full" / "aldebaran" / "aldebaran_Cijk_Ailk_Bljk_BBS_BH_GB.yaml"
+    out = tmp_path / "out"
+    assert tool.main([str(logic), "--solutions", "0", "--jobs", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "PASS aldebaran_Cijk_Ailk_Bljk_BBS_BH_GB.yaml#0 Cijk_Ailk_Bljk_BBS_BH_GB_MT64x128x8_" in printed
+    assert "1 verified: 1 PASS" in printed
+    # a support.json naming a solution the library lacks: one sentence, no traceback
+    support = out / "support.json"
+    support.write_text(support.read_text().replace('"Cijk_Ailk_Bljk_BBS_BH_GB_', '"Cijk_Ailk_Bljk_BBS_BH_GB_X'))
+    assert tool.main(["--library", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "has no solution named Cijk_Ailk_Bljk_BBS_BH_GB_XMT64x128x8_" in err and "\n" not in err
+    assert tool.main(["--library", str(tmp_path)]) == 2
+    assert "no support.json there" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("hybrid", ["B8F8", "F8B8"])
 def test_library_problem_keeps_hybrid_input_types(hybrid):
     # a library written from hybrid 8-bit logic names A's and B's types apart; the problem verify_library asks

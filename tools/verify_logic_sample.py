@@ -188,6 +188,9 @@ def from_logic(a) -> int:
 
 
 def from_library(a) -> int:
+    from tensile_asm.errors import UserError
+    if not (a.library / "support.json").is_file():
+        raise UserError(f"--library {a.library}: no support.json there; give a tensile-create-library output folder")
     support = json.loads((a.library / "support.json").read_text())
     rows = support["solutions"] if isinstance(support, dict) else support
     files = collections.defaultdict(list)
@@ -257,7 +260,12 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if (a.library is None) == (not a.sources):
         ap.error("give logic sources or --library, not both")
-    return from_library(a) if a.library else from_logic(a)
+    from tensile_asm.errors import UserError
+    try:
+        return from_library(a) if a.library else from_logic(a)
+    except UserError as e:
+        print(f"verify_logic_sample: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -291,12 +291,19 @@ def verify_solutions(library: Path, names: Iterable[str] | None = None, *, mappi
     ``kernarg_preload`` False: dispatched as firmware without kernel-argument preloading (gfx940+). A crash of the
     launcher or emulator is a result (CRASH), not the end of the run."""
     from tensile_asm.benchmark.verify import SolutionResult, verify_library
+    from tensile_asm.errors import UserError
     from tensile_asm.library.codeobjects import LibraryFolder
 
     out = []
     with LibraryFolder(library) as folder:
         entries = {sol.get("name"): sol for _, sol, _ in folder.solutions()}
-        for name in (list(names) if names is not None else list(entries)):
+        names = list(names) if names is not None else list(entries)
+        missing = [n for n in names if n not in entries]
+        if missing:
+            raise UserError(f"{folder.path}: its TensileLibrary has no solution named {missing[0]}"
+                            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                            + "; give names of this library's solutions (or rebuild it)")
+        for name in names:
             entry = entries[name]
             res = SampleResult(name)
             for case in edge_cases(entry, mapping=mapping, stagger=stagger):

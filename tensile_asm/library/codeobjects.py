@@ -55,25 +55,39 @@ class LibraryFolder:
         """(Library, solution entry, processor) for every solution of every master library, lazy
         libraries' placeholders loaded. The processor comes from the Hardware row above the solution
         (or the file name of a separate-architecture library, or the ISA in the kernel name); a fallback
-        solution comes once per architecture whose code objects hold its kernel."""
+        solution comes once per architecture whose code objects hold its kernel. A solution that no node of the
+        tree names (rocBLAS logic has solutions in no row of the exact table; Tensile builds them) is listed too,
+        for the library file's architecture, else those whose code objects hold its kernel."""
         from tensile_asm.library.select import Library
 
-        out, seen = [], set()
+        out, seen, reached, libs = [], set(), set(), {}
+
+        def add(sub, index, sol, gfx):
+            gfx = gfx or _isa_in_name(sol)
+            # a fallback solution (hip_* logic, no processor predicate) is built for every architecture:
+            # one entry per architecture whose code objects hold its kernel
+            targets = [gfx] if gfx else sorted({g for n, g in self.index() if n == sol.get("name")}) or [None]
+            for g in targets:
+                key = (id(sub), index, g)
+                if key not in seen:
+                    seen.add(key)
+                    out.append((sub, sol, g))
+
         for lib in self.libraries():
             m = re.search(r"_(gfx[0-9a-z]+)\.", lib.path.name)
+            libs[id(lib)] = (lib, m.group(1) if m else None)
             for sub, index, gfx in self._walk(lib, lib.tree, m.group(1) if m else None):
+                libs.setdefault(id(sub), (sub, None))
                 sol = sub.solutions.get(index)
-                if sol is None:
-                    continue
-                gfx = gfx or _isa_in_name(sol)
-                # a fallback solution (hip_* logic, no processor predicate) is built for every architecture:
-                # one entry per architecture whose code objects hold its kernel
-                targets = [gfx] if gfx else sorted({g for n, g in self.index() if n == sol.get("name")}) or [None]
-                for g in targets:
-                    key = (id(sub), index, g)
-                    if key not in seen:
-                        seen.add(key)
-                        out.append((sub, sol, g))
+                if sol is not None:
+                    reached.add((id(sub), index))
+                    add(sub, index, sol, gfx)
+        # a solution no size maps to (Tensile's logic has them: in no row of the exact table) is still built;
+        # its architecture: the library file's, else the code objects holding its kernel
+        for key, (lib, gfx) in libs.items():
+            for index, sol in sorted(lib.solutions.items()):
+                if (key, index) not in reached:
+                    add(lib, index, sol, gfx)
         return out
 
     def _walk(self, lib, node: Any, gfx: str | None) -> Iterator[tuple[Any, int, str | None]]:
