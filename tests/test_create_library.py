@@ -45,6 +45,9 @@ class FakeBuilder:
         if self.fail:
             raise UserError("the assembler rejected the kernel (fake)")
         self.compiled.append(name)
+        if timing is not None:      # fake seconds of writing: 1, 2, 3, 4, 10 ms, ... (mean 4, median 3 of five)
+            n = len(self.compiled)
+            timing["generate"] = timing.get("generate", 0.0) + (1e-2 if n == 5 else 1e-3 * n)
         if len(self.compiled) - 1 in self.unwritable:
             return CacheEntry([], f"kernel {name}: needs more than 512 VGPRs (fake)")
         return CacheEntry([KernelPart(name, f"obj:{name}:{self._version}".encode(), {".name": name})], None)
@@ -299,6 +302,7 @@ def test_cli_print_timing_and_jobs(tmp_path, capsys, monkeypatch):
     for stage in ("read", "assess", "build", "link", "library", "total"):
         assert f"\n{stage} " in "\n" + out
     assert "5 distinct" in out and "5 written and assembled, 0 from the cache; jobs 1" in out
+    assert "(4.0 ms generation per kernel, median 3.0)" in out
     assert main(["--architecture", "gfx90a", "--jobs", "0", str(EXAMPLE_DIR), str(tmp_path / "o2")]) == 2
     assert "--jobs 0" in capsys.readouterr().err
 

@@ -30,6 +30,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from contextlib import contextmanager
@@ -94,6 +95,7 @@ class BuildStats:
     compiled: int = 0       # written and assembled by this build
     jobs: int = 1
     cpu: dict[str, float] = field(default_factory=dict)   # wall seconds summed over workers: generate, assemble
+    generate_each: list[float] = field(default_factory=list)   # wall seconds writing each kernel written
     meanwhile: Any = None       # what build_kernels' ``meanwhile`` returned (None: not run)
     overlapped: dict[str, float] = field(default_factory=dict)   # wall seconds of stages run during the build
 
@@ -139,7 +141,8 @@ class CreateReport:
             lines.append(f"{stage} written while the workers built kernels (inside build): {seconds:.3f} s")
         if s.cpu:
             lines.append("worker time (wall, summed over workers): " + ", ".join(f"{k} {v:.3f} s" for k, v in s.cpu.items())
-                         + (f" ({1e3 * s.cpu.get('generate', 0.0) / s.compiled:.1f} ms generation per kernel)"
+                         + (f" ({1e3 * s.cpu.get('generate', 0.0) / s.compiled:.1f} ms generation per kernel"
+                            + (f", median {1e3 * statistics.median(s.generate_each):.1f})" if s.generate_each else ")")
                             if s.compiled else ""))
         return "\n".join(lines)
 
@@ -275,6 +278,8 @@ def _build_all(todo: list[int], results: dict, stats: BuildStats, cache: KernelC
                     results[_WORK[i][5]] = error
                     for k, v in timing.items():
                         stats.cpu[k] = stats.cpu.get(k, 0.0) + v
+                    if "generate" in timing:
+                        stats.generate_each.append(timing["generate"])
                     bar.step()
 
             workers = min(jobs, len(todo))
