@@ -6,6 +6,8 @@ import struct
 import numpy as np
 import pytest
 
+from conftest import have_llvm
+from tensile_asm.benchmark import float8
 from tensile_asm.errors import UserError
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.runtime.base import GemmSize, TimingProtocol, get_runtime
@@ -23,8 +25,8 @@ def contract(ta=False, tb=True, batched=True):
 class FakeHip:
     """A GPU in numpy: a launch decodes its kernarg with the contract's layout and computes D from it."""
 
-    def __init__(self, c, elapsed_ms=None, wrong=0.0):
-        self.c, self.mem, self.next = c, {}, 0x10000
+    def __init__(self, c, elapsed_ms=None, wrong=0.0, fp8=None):
+        self.c, self.mem, self.next, self.fp8 = c, {}, 0x10000, fp8
         self.launches, self.freed, self.events, self.synced = [], [], 0, []
         self.elapsed = list(elapsed_ms or [])
         self.wrong = wrong
@@ -52,7 +54,12 @@ class FakeHip:
     def to_host(self, host, p):
         host.view(np.uint8)[:] = self.mem[p][:host.nbytes]
 
-    def matrix(self, addr, rows, cols, ld, bstride, batch):
+    def matrix(self, addr, rows, cols, ld, bstride, batch, fp8=None):
+        """fp8: A's or B's codes, decoded as this GPU reads its kernel's type (``float8.decode``'s format
+        and its ocp)."""
+        if fp8 is not None:
+            codes = np.lib.stride_tricks.as_strided(self.mem[addr], (batch, rows, cols), (bstride, 1, ld))
+            return float8.decode(codes, *fp8)
         a = self.mem[addr].view(np.float32)
         return np.lib.stride_tricks.as_strided(a, (batch, rows, cols), (bstride * 4, 4, ld * 4)).astype(np.float64)
 
@@ -61,8 +68,10 @@ class FakeHip:
         v = {a.name: struct.unpack_from({"u64": "<Q", "u32": "<I", "f32": "<f"}[a.kind], kernarg, a.offset)[0]
              for a in self.c.layout()}
         m, n, b, k = v["SizesFree0"], v["SizesFree1"], v["SizesFree2"], v["SizesSum0"]
-        a = self.matrix(v["AddressA"], *((k, m) if self.c.transpose_a else (m, k)), v["StridesA0"], v["StridesA1"], b)
-        bm = self.matrix(v["AddressB"], *((n, k) if self.c.transpose_b else (k, n)), v["StridesB0"], v["StridesB1"], b)
+        a = self.matrix(v["AddressA"], *((k, m) if self.c.transpose_a else (m, k)), v["StridesA0"], v["StridesA1"], b,
+                        self.fp8)
+        bm = self.matrix(v["AddressB"], *((n, k) if self.c.transpose_b else (k, n)), v["StridesB0"], v["StridesB1"], b,
+                         self.fp8)
         a = a.transpose(0, 2, 1) if self.c.transpose_a else a
         bm = bm.transpose(0, 2, 1) if self.c.transpose_b else bm
         cm = self.matrix(v["AddressC"], m, n, v["StridesC0"], v["StridesC1"], b)
@@ -196,3 +205,39 @@ def test_without_amd_smi_the_timing_says_clocks_were_not_logged(code, monkeypatc
     t = HipRuntime(api=FakeHip(c, elapsed_ms=[0.2])).time_gemm(code, c, GemmSize(8, 8, 8), TimingProtocol(
         sleep_percent=0, num_elements_to_validate=0))
     assert "clocks not logged: AMD SMI's Python package (amdsmi, part of ROCm) is not installed" in t.detail
+
+
+@pytest.mark.skipif(not have_llvm(), reason="needs LLVM (llvm-mc, ld.lld)")
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_fp8_data_is_in_the_format_of_the_kernels_architecture(tmp_path, arch):
+    # gfx942's fp8 is FNUZ, gfx950's OCP E4M3FN (isa/<gfx>.yaml float8): the data the backend makes, and the D it
+    # validates, must be in the format of the code object's architecture; the fake GPU reads A and B as that
+    # architecture does (the hip backend made FNUZ data for gfx950 too, so validation failed there)
+    from tensile_asm.benchmark.reference import to_float64
+    from tensile_asm.isa.arch import load_arch
+    from tensile_asm.runtime.hip import initial_instance
+    from test_mfma_kernels import make
+    from kernel_build import build_linked
+
+    sol = make({"OperationType": "GEMM", "DataType": "f8", "DestDataType": "s", "ComputeDataType": "s",
+                "HighPrecisionAccumulate": True, "TransposeA": False, "TransposeB": False, "Batched": True},
+               {"MatrixInstruction": [16, 16, 32, 1, 1, 1, 1, 1, 1], "DepthU": 64, "GlobalReadVectorWidth": 16,
+                "LocalReadVectorWidth": 8, "TransposeLDS": 1})
+    _, co, c = build_linked(sol, load_arch(arch), tmp_path)
+    ocp = load_arch(arch).float8_ocp
+    assert ocp == (arch == "gfx950")
+    p = TimingProtocol(num_warmups=1, enqueues_per_sync=1, syncs_per_benchmark=1, num_benchmarks=1, sleep_percent=0,
+                       num_elements_to_validate=-1)
+    api = FakeHip(c, elapsed_ms=[0.2], fp8=("F8", ocp))
+    t = HipRuntime(api=api, monitor=False).time_gemm(co, c, GemmSize(37, 23, 70, 2), p)
+    assert t.seconds > 0 and len(api.launches) == 3
+    # the random data spans the format: read in the other format, codes differ in value (or are NaN)
+    other = FakeHip(c, elapsed_ms=[0.2], fp8=("F8", not ocp))
+    with pytest.raises(UserError, match="validated elements of D differ"):
+        HipRuntime(api=other, monitor=False).time_gemm(co, c, GemmSize(37, 23, 70, 2), p)
+    # DataInitType 1 and 2: ones and twos in the kernel's format
+    inst, _, _ = initial_instance(c, GemmSize(5, 3, 7), TimingProtocol(data_init={
+        "A": 1, "B": 2, "C": 3, "D": 0, "Alpha": 2, "Beta": 2}), float8_ocp=ocp)
+    assert inst.float8_ocp == ocp
+    assert set(to_float64(inst.arrays["A"], "F8", ocp)) == {1.0} and set(to_float64(inst.arrays["B"], "F8", ocp)) == {2.0}
+    assert set(to_float64(inst.arrays["A"], "F8", not ocp)) != {1.0}

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from tensile_asm.benchmark.footprint import check_fits
-from tensile_asm.benchmark.reference import (COMPLEX_TYPES, FLOAT8_TYPES, XF32_ROUNDOFF, compare, empty_instance,
-                                             make_instance)
+from tensile_asm.benchmark.reference import COMPLEX_TYPES, XF32_ROUNDOFF, compare, empty_instance, make_instance
 from tensile_asm.errors import EmulationError
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.problem import GemmSize
+from tensile_asm.runtime.base import float8_ocp
 
 
 Size = GemmSize   # the name verification has always used
@@ -49,18 +49,6 @@ def admitted_size(params: dict, size: Size) -> Size:
     return round_up(size, c)
 
 
-def _float8_ocp(co_path, contract: GemmKernelContract) -> bool:
-    """Whether the kernel's fp8/bf8 A, B, C or D are the OCP formats: its code object's architecture says
-    (isa/<gfx>.yaml ``float8``); False without fp8 types."""
-    if not {contract.data_type, contract.dest_type} & set(FLOAT8_TYPES):
-        return False
-    from tensile_asm.codeobject import read_code_object
-    from tensile_asm.isa.arch import load_arch
-
-    path = next(iter(co_path.values())) if isinstance(co_path, dict) else co_path
-    return load_arch(read_code_object(path).processor).float8_ocp
-
-
 def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, sizes: list[Size], alpha: float,
                  beta: float, seed: int, runtime, pad: int = 0, first_stride: dict | None = None,
                  ld: dict | None = None) -> list[CaseResult]:
@@ -79,7 +67,7 @@ def verify_sizes(co_path: Path | dict[str, Path], contract: GemmKernelContract, 
                                c.data_type, c.dest_type, first_stride, ld)
         check_fits(c, str(size), shape, strict=getattr(runtime, "strict", True))
     results = []
-    ocp = _float8_ocp(co_path, c)
+    ocp = float8_ocp(co_path, c)
     if c.compute_type in COMPLEX_TYPES:
         alpha, beta = complex_scalar(alpha), complex_scalar(beta)
     for i, (size, batch) in enumerate(zip(sizes, batches)):

@@ -199,6 +199,21 @@ def code_paths(code) -> dict[str, Path] | Path:
     return Path(code)
 
 
+def float8_ocp(code, contract) -> bool:
+    """Whether the kernel's fp8/bf8 A, B, C or D are the OCP formats: the architecture of its code object (a
+    path, or {kernel: path}: the first) says (isa/<gfx>.yaml ``float8``); False without fp8 types."""
+    from tensile_asm.benchmark.reference import FLOAT8_TYPES
+
+    if not {contract.data_type, contract.dest_type} & set(FLOAT8_TYPES):
+        return False
+    from tensile_asm.codeobject import read_code_object
+    from tensile_asm.isa.arch import load_arch
+
+    paths = code_paths(code)
+    path = next(iter(paths.values())) if isinstance(paths, dict) else paths
+    return load_arch(read_code_object(path).processor).float8_ocp
+
+
 # ---- Tensile's timing protocol, on abstract events (the hip backend gives it HIP's; tests give it fakes)
 
 @dataclass(frozen=True)

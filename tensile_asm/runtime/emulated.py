@@ -15,7 +15,8 @@ from tensile_asm.benchmark.reference import (GemmInstance, batch_buffers, from_f
 from tensile_asm.emulator.initial import PointerArray
 from tensile_asm.gemm import GemmKernelContract
 from tensile_asm.errors import UserError
-from tensile_asm.runtime.base import EMULATED, MODELLED, GemmRun, GemmSize, GemmTiming, Runtime, TimingProtocol, code_paths
+from tensile_asm.runtime.base import (EMULATED, MODELLED, GemmRun, GemmSize, GemmTiming, Runtime, TimingProtocol,
+                                      code_paths, float8_ocp)
 
 # numpy storage of the workspace's accumulator, by its bytes
 
@@ -197,7 +198,8 @@ class EmulatedRuntime(Runtime):
 
         batch = size.batch if contract.batched else 1
         inst = make_instance(size.m, size.n, size.k, batch, contract.transpose_a, contract.transpose_b, seed=1,
-                             data_type=contract.data_type, dest_type=contract.dest_type)
+                             data_type=contract.data_type, dest_type=contract.dest_type,
+                             float8_ocp=float8_ocp(co_path, contract))
         run = self.run_gemm(co_path, contract, inst, alpha, beta if contract.use_beta else 0.0)
         stats = run.stats
         if stats is None or stats.estimated_cycles is None:

@@ -22,7 +22,7 @@ import numpy as np
 
 from tensile_asm.errors import UserError
 from tensile_asm.runtime.base import (MEASURED, GemmRun, GemmSize, GemmTiming, ProtocolHooks, Runtime, TimingProtocol,
-                                      code_paths, run_protocol)
+                                      code_paths, float8_ocp, run_protocol)
 
 # hipModuleLaunchKernel's ``extra`` markers (hip_runtime_api.h: HIP_LAUNCH_PARAM_BUFFER_POINTER/SIZE/END)
 LAUNCH_PARAM_BUFFER_POINTER, LAUNCH_PARAM_BUFFER_SIZE, LAUNCH_PARAM_END = 0x01, 0x02, 0x03
@@ -120,9 +120,10 @@ def _prime(n: int) -> bool:
     return n >= 2 and all(n % p for p in range(2, int(n ** 0.5) + 1))
 
 
-def initial_instance(contract, size: GemmSize, protocol: TimingProtocol, seed: int = 0):
+def initial_instance(contract, size: GemmSize, protocol: TimingProtocol, seed: int = 0, float8_ocp: bool = False):
     """Host buffers as DataInitType* ask (random: the reference's random data, never zeros, which change power
-    draw and clocks), and alpha, beta."""
+    draw and clocks), and alpha, beta. ``float8_ocp``: fp8/bf8 data in the OCP formats (gfx950's; the kernel's
+    architecture says, ``runtime.base.float8_ocp``), else gfx942's FNUZ."""
     from tensile_asm.benchmark.reference import from_float, make_instance
 
     for t in ("A", "B", "C", "D", "Alpha", "Beta"):
@@ -133,12 +134,12 @@ def initial_instance(contract, size: GemmSize, protocol: TimingProtocol, seed: i
                             f"{', '.join(f'{k} ({DATA_INIT[k]})' for k in allowed)}")
     batch = size.batch if contract.batched else 1
     inst = make_instance(size.m, size.n, size.k, batch, contract.transpose_a, contract.transpose_b, seed=seed,
-                         data_type=contract.data_type, dest_type=contract.dest_type)
+                         data_type=contract.data_type, dest_type=contract.dest_type, float8_ocp=float8_ocp)
     for t in "ABC":
         v = protocol.data_init[t]
         if v != 3:
             kind = contract.data_type if t in "AB" else contract.dest_type
-            inst.arrays[t] = from_float(np.full(inst.arrays[t].size, float(v)), kind)
+            inst.arrays[t] = from_float(np.full(inst.arrays[t].size, float(v)), kind, float8_ocp)
     return inst, _SCALAR_INIT[protocol.data_init["Alpha"]], _SCALAR_INIT[protocol.data_init["Beta"]]
 
 
@@ -267,7 +268,7 @@ class HipRuntime(Runtime):
 
     def time_gemm(self, code, contract, size: GemmSize, protocol: TimingProtocol, alpha: float = 1.5,
                   beta: float = 0.5) -> GemmTiming:
-        inst, alpha, beta = initial_instance(contract, size, protocol)
+        inst, alpha, beta = initial_instance(contract, size, protocol, float8_ocp=float8_ocp(code, contract))
         beta = beta if contract.use_beta else 0.0
         ptrs = self._device_buffers(contract, inst)
         failures: list[str] = []
@@ -323,7 +324,7 @@ def validate_elements(inst, d: np.ndarray, alpha: float, beta: float, count: int
     from tensile_asm.benchmark.reference import reference, to_float64, tolerance
 
     ref, scale = reference(inst, alpha, beta)
-    got = to_float64(inst.view("D", d), inst.dest_type)
+    got = to_float64(inst.view("D", d), inst.dest_type, inst.float8_ocp)
     flat_ref, flat_scale, flat_got = ref.reshape(-1), scale.reshape(-1), got.reshape(-1)
     idx = validation_indices(flat_ref.size, count)
     with np.errstate(invalid="ignore", divide="ignore"):
