@@ -9,20 +9,17 @@ SCHEDULE --feature dtv (bench/direct_to_vgpr.md)."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.benchmark.verify import Size
 from tensile_asm.isa.arch import load_arch
-from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
-from tensile_asm.writer.build import build_kernel, link_kernels, supports
+from tensile_asm.writer.build import supports
 
-from kernel_build import cut_solution
+from kernel_build import cut_solution, verify_cut_solution
 from conftest import have_llvm
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
@@ -57,14 +54,8 @@ def test_real_direct_to_vgpr_solutions(name, arch, sizes):
     a = load_arch(arch)
     assert sol.params["DirectToVgprA"] and sol.valid and supports(sol, a) is None, (sol.rejection, supports(sol, a))
     assert sol.derived.lds.tile_a == 0 < sol.derived.lds.tile_b      # A has no LDS tile
-    kernel = build_kernel(sol, a, "real_dtv")
-    co = Path(tempfile.mkdtemp(prefix="dtv-")) / "real_dtv.co"
-    link_kernels([kernel], a, co)
-    contract = GemmKernelContract.from_solution(sol, "real_dtv")
-    complex_ = sol.problem_type.data_type.char in ("C", "Z")
-    results = verify_sizes(co, contract, sizes, -1.25, 0.5, 7, EmulatedRuntime())
-    results += verify_sizes(co, contract, sizes[-1:], 0.75 if not complex_ else 0.75, 0.0, 8, EmulatedRuntime())
-    assert all(r.passed for r in results), [(r.size, r.beta, r.detail) for r in results if not r.passed]
+    verify_cut_solution(sol, a, [(size, 0.5, -1.25) for size in sizes] + [(sizes[-1], 0.0, 0.75)], seed=7,
+                        name="real_dtv")
 
 
 @pytest.mark.parametrize("name,arch,changes,why", [

@@ -9,18 +9,16 @@ Cut from ``../shared/data/logic/rocblas-asm_full`` with tools/cut_logic.py (orig
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.isa.arch import load_arch
+from tensile_asm.benchmark.verify import Size
 from tensile_asm.library.logic import read_logic_file
 from tensile_asm.runtime.emulated import EmulatedRuntime
 
 from conftest import have_llvm
-from kernel_build import build_linked
+from kernel_build import verify_cut_solution
 
 DATA = Path(__file__).parent / "data" / "small_features"
 REAL = [
@@ -37,10 +35,7 @@ def test_real_solutions_verify_without_guard_bytes(fname, arch):
     sol = read_logic_file(DATA / fname).entries[0].solution
     d = sol.derived
     assert not d.buffer_load and max(d.glvw_a, d.glvw_b) > 1
-    _, co, contract = build_linked(sol, load_arch(arch), tempfile.mkdtemp(prefix="global-wide-"), "gw")
     runtime = EmulatedRuntime()     # strict, no guard bytes
     assert runtime.guard_bytes == 0
-    for size, beta in ((Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 3, d.mt1 + 1, 2 * d.depth_u + 5, 2), 0.5),
-                       (Size(13, 11, 7, 1), 0.0)):
-        results = verify_sizes(co, contract, [size], 1.5, beta, 23, runtime)
-        assert all(r.passed for r in results), [(str(r.size), beta, r.detail) for r in results if not r.passed]
+    verify_cut_solution(sol, arch, [(Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 3, d.mt1 + 1, 2 * d.depth_u + 5, 2), 0.5),
+                                    (Size(13, 11, 7, 1), 0.0)], seed=23, runtime=runtime, name="gw")

@@ -6,18 +6,15 @@ add), edges past the 16x16 tile, batch 2, complex beta and beta 0 with C all NaN
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.isa.arch import load_arch
+from tensile_asm.benchmark.verify import Size
 from tensile_asm.library.logic import read_logic_file
-from tensile_asm.runtime.emulated import EmulatedRuntime
 
 from conftest import have_llvm
-from kernel_build import build_linked
+from kernel_build import verify_cut_solution
 
 DATA = Path(__file__).parent / "data" / "small_features"
 
@@ -28,8 +25,6 @@ def test_real_complex_single_buffer_verifies():
     sol = read_logic_file(DATA / "aldebaran_AlikC_Bljk_ZB_gsu73.yaml").entries[0].solution
     d = sol.derived
     assert d.global_split_u == 45 and d.global_accumulation is None
-    _, co, contract = build_linked(sol, load_arch("gfx90a"), tempfile.mkdtemp(prefix="gsu-z-"), "gsuz")
+    _, _, contract = verify_cut_solution(sol, "gfx90a", [(Size(1, 1, 1, 1), 0.0), (Size(7, 5, 2 * d.depth_u + 7, 2), 0.5)],
+                                         seed=31, name="gsuz")
     assert contract.helper_name() == "Cijk_Z"
-    for size, beta in ((Size(1, 1, 1, 1), 0.0), (Size(7, 5, 2 * d.depth_u + 7, 2), 0.5)):
-        results = verify_sizes(co, contract, [size], 1.5, beta, 31, EmulatedRuntime())
-        assert all(r.passed for r in results), [(str(r.size), beta, r.detail) for r in results if not r.passed]

@@ -16,19 +16,16 @@ batch 2, beta 0 and not (tools/verify_logic_sample.py builds and verifies the bi
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.benchmark.verify import Size
 from tensile_asm.isa.arch import load_arch
-from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
-from tensile_asm.writer.build import build_kernel, link_kernels, supports
+from tensile_asm.writer.build import build_kernel, supports
 
-from kernel_build import cut_solution
+from kernel_build import cut_solution, verify_cut_solution
 from conftest import have_llvm
 
 DATA = Path(__file__).parent / "data"
@@ -75,14 +72,9 @@ def test_vector_reads_of_k_major_16bit_operands_verify(name, sizes):
     sol = _solution(name)
     arch = load_arch("gfx90a")
     assert sol.valid and supports(sol, arch) is None, (sol.rejection, supports(sol, arch))
-    kernel = build_kernel(sol, arch, "vector_reads")
+    kernel, _, _ = verify_cut_solution(sol, arch, [(sizes[0], 0.5, -1.25), *((s, 0.0, 0.75) for s in sizes[1:])],
+                                       seed=7, name="vector_reads")
     loop = _main_loop(kernel.text())
     assert any(line.startswith("v_perm_b32") for line in loop)
     assert any(line.startswith("ds_read_b32") for line in loop)
     assert not any(line.startswith("ds_read_u16") for line in loop)
-    co = Path(tempfile.mkdtemp(prefix="vector-reads-")) / "vector_reads.co"
-    link_kernels([kernel], arch, co)
-    contract = GemmKernelContract.from_solution(sol, "vector_reads")
-    results = verify_sizes(co, contract, sizes[:1], -1.25, 0.5, 7, EmulatedRuntime())
-    results += verify_sizes(co, contract, sizes[1:], 0.75, 0.0, 8, EmulatedRuntime())
-    assert all(r.passed for r in results), [(r.size, r.beta, r.detail) for r in results if not r.passed]

@@ -10,19 +10,16 @@ aquavanjaram942 SB #194 (MI 16x16x1x4, blocks 4 x 1 in the registers, LocalSplit
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.isa.arch import load_arch
+from tensile_asm.benchmark.verify import Size
 from tensile_asm.library.logic import read_logic_file
-from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
 
 from conftest import have_llvm
-from kernel_build import build_linked
+from kernel_build import verify_cut_solution
 
 DATA = Path(__file__).parent / "data" / "small_features"
 
@@ -59,7 +56,5 @@ def test_source_swap_with_mfma_blocks_verifies(what, arch):
     sol = {"blocks 2x2": _blocks_both_ways, "blocks 1x2": _blocks_along_n}.get(what, lambda: _real(what))()
     d = sol.derived
     assert sol.params["SourceSwap"] and d.matrix_instruction[3] > 1 and d.mi_blocks == BLOCKS[what]
-    _, co, contract = build_linked(sol, load_arch(arch), tempfile.mkdtemp(prefix="ss-blocks-"), "ssb")
-    for size, beta in ((Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 3, d.mt1 + 1, 2 * d.depth_u + 5, 2), 0.5)):
-        results = verify_sizes(co, contract, [size], 1.5, beta, 31, EmulatedRuntime())
-        assert all(r.passed for r in results), [(str(r.size), beta, r.detail) for r in results]
+    verify_cut_solution(sol, arch, [(Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 3, d.mt1 + 1, 2 * d.depth_u + 5, 2), 0.5)],
+                        seed=31, name="ssb")

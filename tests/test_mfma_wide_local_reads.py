@@ -9,22 +9,19 @@ table against Tensile's kernels: bench/mfma_loop_vs_tensile.md."""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.gemm import GemmKernelContract
+from tensile_asm.benchmark.verify import Size
 from tensile_asm.isa.arch import load_arch
-from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
-from tensile_asm.writer.build import build_kernel, geometry, link_kernels, supports
+from tensile_asm.writer.build import geometry, supports
 from tensile_asm.writer.context import KernelContext
 from tensile_asm.writer.mfma import plan
 from tensile_asm.writer.mfma_local_read import k_steps_per_read
 
-from kernel_build import cut_solution
+from kernel_build import cut_solution, verify_cut_solution
 from conftest import have_llvm
 
 pytestmark = pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
@@ -55,7 +52,8 @@ def test_real_16bit_solutions_read_two_k_steps_at_once(name, packed, nops, sizes
     sol = _solution(name)
     arch = load_arch("gfx90a")
     assert sol.valid and supports(sol, arch) is None, (sol.rejection, supports(sol, arch))
-    kernel = build_kernel(sol, arch, "wide_lr")
+    kernel, _, _ = verify_cut_solution(sol, arch, [(sizes[0], 0.5, -1.25), *((s, 0.0, 0.75) for s in sizes[1:])],
+                                       seed=7, name="wide_lr")
     g = geometry(sol)
     assert g.local_read_vector_width == 8 and k_steps_per_read(g, plan(KernelContext(arch, g, "wide_lr"))) == 2
     loop = _main_loop(kernel.text())
@@ -63,9 +61,3 @@ def test_real_16bit_solutions_read_two_k_steps_at_once(name, packed, nops, sizes
     assert not any(line.startswith("ds_read_b64") for line in loop)     # V = 4 halves: never one K-step alone
     assert any(line.startswith("v_lshl_or_b32") for line in loop) == packed
     assert sum(line.startswith("s_nop") for line in loop) == nops
-    co = Path(tempfile.mkdtemp(prefix="wide-lr-")) / "wide_lr.co"
-    link_kernels([kernel], arch, co)
-    contract = GemmKernelContract.from_solution(sol, "wide_lr")
-    results = verify_sizes(co, contract, sizes[:1], -1.25, 0.5, 7, EmulatedRuntime())
-    results += verify_sizes(co, contract, sizes[1:], 0.75, 0.0, 8, EmulatedRuntime())
-    assert all(r.passed for r in results), [(r.size, r.beta, r.detail) for r in results if not r.passed]

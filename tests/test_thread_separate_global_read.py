@@ -5,19 +5,16 @@ build and verify on the emulator at edge sizes; Tensile's rejections are ours.""
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.isa.arch import load_arch
+from tensile_asm.benchmark.verify import Size
 from tensile_asm.library.logic import read_logic_file
-from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
 
 from conftest import have_llvm
-from kernel_build import build_linked
+from kernel_build import verify_cut_solution
 
 DATA = Path(__file__).parent / "data" / "small_features"
 REAL = [
@@ -34,10 +31,8 @@ def test_real_solutions_verify(fname, arch):
     sol = read_logic_file(DATA / fname).entries[0].solution
     d = sol.derived
     assert d.thread_separate_a or d.thread_separate_b
-    _, co, contract = build_linked(sol, load_arch(arch), tempfile.mkdtemp(prefix="tsgr-"), "tsgr")
-    for size, beta in ((Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 3, 7, d.depth_u + 9, 2), 0.5)):
-        results = verify_sizes(co, contract, [size], 1.5, beta, 29, EmulatedRuntime())
-        assert all(r.passed for r in results), [(str(r.size), beta, r.detail) for r in results if not r.passed]
+    verify_cut_solution(sol, arch, [(Size(1, 1, 1, 1), 0.0), (Size(d.mt0 + 3, 7, d.depth_u + 9, 2), 0.5)],
+                        seed=29, name="tsgr")
 
 
 def _mfma(**params) -> Solution:

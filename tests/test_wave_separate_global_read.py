@@ -10,20 +10,17 @@ kernel too (Tensile allows it there); Tensile's rejections are ours.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tensile_asm.benchmark.verify import Size, verify_sizes
-from tensile_asm.isa.arch import load_arch
+from tensile_asm.benchmark.verify import Size
 from tensile_asm.library.logic import read_logic_file
-from tensile_asm.runtime.emulated import EmulatedRuntime
 from tensile_asm.solution import Solution
 
 from conftest import have_llvm
-from kernel_build import build_linked
+from kernel_build import verify_cut_solution
 
 DATA = Path(__file__).parent / "data" / "wsgr"
 # (file, solution index in the cut file, architecture): cut from rocblas-asm_full/<schedule>/<file> with
@@ -77,10 +74,7 @@ def _sizes(sol) -> list[Size]:
 
 
 def _verify(sol, arch_name: str, sizes: list[Size], betas=(0.0, -0.5)) -> None:
-    _, co, contract = build_linked(sol, load_arch(arch_name), tempfile.mkdtemp(prefix="wsgr-"), "wsgr")
-    for beta in betas:
-        results = verify_sizes(co, contract, sizes, 1.5, beta, 17, EmulatedRuntime())
-        assert all(r.passed for r in results), [(str(r.size), beta, r.detail) for r in results if not r.passed]
+    verify_cut_solution(sol, arch_name, [(size, beta) for beta in betas for size in sizes], seed=17, name="wsgr")
 
 
 @pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
