@@ -143,9 +143,11 @@ s_endpgm
 """
 
 
-@pytest.mark.parametrize("arch", ["gfx900", "gfx90a"])
+@pytest.mark.parametrize("arch", ["gfx900", "gfx90a", "gfx950"])
 def test_addtid_and_8bit_d16_lds_accesses(arch):
-    """gfx900's d16 reads keep the other half of the VGPR; gfx90a's (SRAM ECC) zero it (isa/<gfx>.yaml)."""
+    """gfx900's d16 reads keep the other half of the VGPR; gfx90a's and gfx950's (SRAM ECC) zero it
+    (isa/<gfx>.yaml)."""
+    assert zeroes_other_half(load_arch(arch)) == (arch != "gfx900")
     rng = np.random.default_rng(5)
     data, init, _, hi, upper = rng.integers(1, 2**32, (5, 128), dtype=np.uint64).astype(U)
     addrs = rng.integers(0, 1020, 128).astype(U)
