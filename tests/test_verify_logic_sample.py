@@ -143,6 +143,8 @@ def test_tool_verifies_a_solution_no_size_maps_to(tmp_path, capsys, monkeypatch)
     assert "has no solution named Cijk_Ailk_Bljk_BBS_BH_GB_XMT64x128x8_" in err and "\n" not in err
     assert tool.main(["--library", str(tmp_path)]) == 2
     assert "no support.json there" in capsys.readouterr().err
+    assert tool.main([str(LITE / "aldebaran_Cijk_Ailk_Bljk_SB.yaml"), "--solutions", "3,8"]) == 2   # 0 to 7
+    assert "--solutions 8: aldebaran_Cijk_Ailk_Bljk_SB.yaml has no solution at that position" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("hybrid", ["B8F8", "F8B8"])

@@ -148,6 +148,13 @@ def from_logic(a) -> int:
         elif name != arch_name:
             sys.exit(f"{path}: declares {name}, not {arch_name}; verify one architecture per run (--arch)")
         arch = load_arch(arch_name)
+        if a.solutions is not None and len(files) == 1:
+            missing = sorted(a.solutions - {e.index for e in lf.entries})
+            if missing:
+                from tensile_asm.errors import UserError
+                raise UserError(f"--solutions {','.join(map(str, missing))}: {path.name} has no solution at "
+                                f"{'that position' if len(missing) == 1 else 'those positions'} (it has "
+                                f"{len(lf.entries)}: 0 to {len(lf.entries) - 1})")
         for e in lf.entries:
             total += 1
             if a.solutions is not None and e.index not in a.solutions:
