@@ -128,6 +128,21 @@ def test_returning_global_atomic_writes_one_more_operand():
     assert g.inst("global_atomic_add_f32", v(3), v(0), v(1), s(2, 2), mods=["glc"]).defs == (v(3),)
 
 
+def test_repeated_code_is_the_same_code_in_new_objects():
+    from tensile_asm.isa.module import Comment, LabelDef, Module
+    g = isa()
+    inner = Module("inner").add(g.inst("ds_read_b32", v(1), v(2), mods=[("offset", 8)]), Comment("note"))
+    m = Module("outer").add(g.inst("v_fmac_f32", v(0), v(1), 2.0, comment="c"), inner)
+    again = g.repeat(m)
+    assert again.render() == m.render()
+    old, new = m.code(), again.code()
+    assert [id(x) for x in old] != [id(x) for x in new] and not {id(x) for x in old} & {id(x) for x in new}
+    assert again.items[1] is not inner and [x.operands for x in old] == [x.operands for x in new]
+    assert new[0].info == old[0].info and new[1].modifiers == (("offset", 8),)
+    with pytest.raises(TypeError, match="cannot be repeated"):
+        g.repeat(Module("loop").add(LabelDef(".Lx"), g.inst("s_branch", Label(".Lx"))))
+
+
 def test_waitcnt_counts_within_the_arch_limits():
     raises(["s_waitcnt lgkmcnt(16) on gfx90a: the count must be 0..15"], isa().waitcnt, lgkmcnt=16)
     raises(["vmcnt(-1)"], isa().waitcnt, vmcnt=-1)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import difflib
 from functools import lru_cache
+from operator import attrgetter
 from typing import Iterable
 
 from tensile_asm.isa.arch import Arch
 from tensile_asm.isa.counters import counter_limits
 from tensile_asm.isa.instruction import Instruction, inst, waitcnt
 from tensile_asm.isa.instruction_lists import LISTED_ARCHES, load_instructions
+from tensile_asm.isa.module import LabelDef, Module
 from tensile_asm.isa.opcodes import op_info, strip_encoding_suffix
 from tensile_asm.isa.operand_table import OperandSpec, signature
 from tensile_asm.isa.registers import _OPERAND_TYPES, SPECIAL_WIDTH, Imm, Label, Reg, Special, VRegRef, as_operand
@@ -53,24 +55,48 @@ class InstructionSet:
         return _row(self.arch.name, opcode)[0]
 
     def inst(self, opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Instruction:
+        # instruction.inst, inlined (the writer's hottest call), checked once per shape (``_PASSED``)
         if mods:
-            ins = inst(opcode, *operands, mods=mods, comment=comment)
-            self.check(ins)
-            return ins
-        # instruction.inst without modifiers, inlined (the writer's common case), checked once per shape
+            return self._inst_mods(opcode, operands, mods, comment)
         info = _PLAIN_INFO.get(opcode)
         if info is None:        # op_info raises KeyError for an opcode we cannot describe
             info = _PLAIN_INFO[opcode] = op_info(opcode, False, False)
-        for o in operands:      # (a tuple already: converted only if one is not an operand, e.g. a whole VReg)
-            if o.__class__ not in _OPERAND_TYPES:
-                operands = tuple([as_operand(o) for o in operands])
-                break
-        shape = (opcode, *[o._shape for o in operands])
+        if not _OPERAND_TYPES.issuperset(map(type, operands)):   # e.g. an int or a whole VReg: converted
+            operands = tuple(map(as_operand, operands))
+        shape = (opcode, *map(_SHAPE_OF, operands))
         ins = Instruction(opcode, operands, (), comment, None, None, info)
         if shape not in self._passed_plain:
             self._check(ins)
             self._passed_plain.add(shape)
         return ins
+
+    def _inst_mods(self, opcode: str, operands: tuple, mods: Iterable, comment: str) -> Instruction:
+        """``inst`` with modifiers (names, or (name, value) pairs): ``instruction.inst`` and ``check``, inlined."""
+        norm = tuple([(m, None) if m.__class__ is str else (m[0], m[1]) for m in mods])
+        returns = lds = False
+        for m, _ in norm:
+            if m == "glc" or m == "sc0":
+                returns = True
+            elif m == "lds":
+                lds = True
+        info = op_info(opcode, returns, lds)    # what Instruction.info would say; KeyError for an unknown opcode
+        if not _OPERAND_TYPES.issuperset(map(type, operands)):
+            operands = tuple(map(as_operand, operands))
+        shape = (opcode, info.num_defs, *map(_SHAPE_OF, operands))      # ``_shape(ins)``
+        ins = Instruction(opcode, operands, norm, comment, None, None, info)
+        passed = self._passed
+        if shape not in passed:
+            self._check(ins)
+            passed.add(shape)
+        return ins
+
+    def repeat(self, module: Module) -> Module:
+        """The same code again as new objects, for code written once and repeated in a kernel (the loop's copies of
+        the MAC steps), which would cost as much again to write: each instruction a new ``Instruction`` of the same
+        opcode, operands (the same operand objects, the same tuple), modifiers and comment, each sub-module a new
+        ``Module`` (every instruction of a kernel is its own object: the passes place their waits by identity).
+        Checked as it was created; labels are not repeated (a label is defined once)."""
+        return _repeat(module)
 
     def waitcnt(self, vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
                 comment: str = "") -> Instruction:
@@ -145,6 +171,21 @@ class InstructionSet:
 _PASSED: dict[str, set] = {}
 _PASSED_PLAIN: dict[str, set] = {}
 _PLAIN_INFO: dict = {}          # opcode -> op_info(opcode) (no modifiers)
+_SHAPE_OF = attrgetter("_shape")
+
+
+def _repeat(module: Module) -> Module:
+    return Module(module.name, [Instruction(x.opcode, x.operands, x.modifiers, x.comment, x.address, x.source_line,
+                                            x._info) if x.__class__ is Instruction else _repeat_item(x)
+                                for x in module.items])
+
+
+def _repeat_item(x):
+    if x.__class__ is Module:
+        return _repeat(x)
+    if isinstance(x, (LabelDef, Instruction, Module)):
+        raise TypeError(f"InstructionSet.repeat: {x!r} cannot be repeated")
+    return x        # a Comment: a value
 
 
 def _shape(ins: Instruction) -> tuple | None:

@@ -13,6 +13,15 @@ from typing import ClassVar, Mapping, Union
 
 REG_KINDS = ("v", "s", "a")
 
+# ``_shape`` of a register operand, what instruction_set's check reads of it, as one int (its hash is itself, so the
+# check's key of an instruction hashes fast): register count, kind, start of the range modulo 4 (every alignment
+# rule divides 4); physical registers (``Reg``) negative, slices of virtual registers (``VRegRef``) non-negative.
+_KIND_CODE = {"v": 0, "s": 4, "a": 8}
+
+
+def _register_shape(kind: str, count: int, start: int) -> int:
+    return count << 4 | _KIND_CODE[kind] | start & 3
+
 
 @dataclass(frozen=True)
 class Reg:
@@ -27,7 +36,7 @@ class Reg:
             raise ValueError(f"bad register kind {self.kind!r}")
         if self.index < 0 or self.count < 1:
             raise ValueError(f"bad register range {self.kind}{self.index}x{self.count}")
-        object.__setattr__(self, "_shape", ("r", self.kind, self.count, self.index & 3))
+        object.__setattr__(self, "_shape", -1 - _register_shape(self.kind, self.count, self.index))
 
     def __str__(self) -> str:
         if self.count == 1:
@@ -47,13 +56,14 @@ class Reg:
 class VReg:
     """A virtual register range the allocator will place. Identity is the object itself."""
 
-    __slots__ = ("kind", "count", "align", "name", "fixed", "_all")
+    __slots__ = ("kind", "count", "align", "name", "fixed", "_all", "_code")
 
     def __init__(self, kind: str, count: int = 1, name: str = "", align: int = 1, fixed: int | None = None):
         if kind not in REG_KINDS:
             raise ValueError(f"bad register kind {kind!r}")
         self.kind, self.count, self.align, self.name, self.fixed = kind, count, align, name, fixed
         self._all = None
+        self._code = _KIND_CODE[kind] | (fixed or 0) & 3    # its slices' ``_shape`` less count and offset
 
     def __repr__(self) -> str:
         return f"VReg({self.kind}{self.count}:{self.name or id(self)})"
@@ -86,9 +96,9 @@ class VRegRef:
     def __init__(self, vreg: VReg, offset: int, count: int):
         self.vreg, self.offset, self.count = vreg, offset, count
         # what instruction_set's check reads of it (kind, count, start modulo 4: from a fixed register's base, else
-        # from the allocated base, which the allocator aligns): ``_shape`` of every operand class
-        fixed = vreg.fixed
-        self._shape = (vreg.kind, count, (offset if fixed is None else offset + fixed) & 3)
+        # from the allocated base, which the allocator aligns): ``_register_shape`` without a call
+        code = vreg._code
+        self._shape = count << 4 | code & 12 | (code + offset) & 3
 
     def __eq__(self, other):
         if other.__class__ is not VRegRef:
@@ -142,7 +152,7 @@ class Special:
     def __post_init__(self):
         if self.name not in SPECIAL_WIDTH:
             raise ValueError(f"unknown special register {self.name!r}")
-        object.__setattr__(self, "_shape", ("s", self.name))
+        object.__setattr__(self, "_shape", "s:" + self.name)
 
     def __str__(self) -> str:
         return self.name
@@ -211,10 +221,26 @@ Operand = Union[Reg, VRegRef, Special, Imm, Label]
 _OPERAND_TYPES = frozenset((Reg, VRegRef, Special, Imm, Label))
 
 
+# int -> its Imm: an immediate is a value, so the instructions naming one share it (fewer objects per kernel, and
+# the passes' and the rendering's per-operand memos meet it once); cleared when it grows past _IMM_CACHE_SIZE
+_IMMS: dict[int, Imm] = {}
+_IMM_CACHE_SIZE = 1 << 14
+
+
 def as_operand(x) -> Operand:
     """Accept VReg (whole), ints and floats where an operand is expected."""
-    if type(x) in _OPERAND_TYPES:           # the common case, answered by one set lookup
+    t = type(x)
+    if t in _OPERAND_TYPES:           # the common case, answered by one set lookup
         return x
+    if t is VReg:
+        return x.all()
+    if t is int:
+        imm = _IMMS.get(x)
+        if imm is None:
+            if len(_IMMS) >= _IMM_CACHE_SIZE:
+                _IMMS.clear()
+            imm = _IMMS[x] = Imm(x)
+        return imm
     if isinstance(x, VReg):
         return x.all()
     if isinstance(x, bool):

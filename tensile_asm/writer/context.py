@@ -378,6 +378,8 @@ class KernelContext:
     # register run -> its elements' slices (mac.elements): one slice object per element for the whole
     # kernel, so the passes and the rendering, which memoise per operand object, meet each once
     elements: dict = field(default_factory=dict, repr=False)
+    # what a component wrote the first time, to repeat (``InstructionSet.repeat``; mac.mac_step: per register set)
+    written: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         self.isa = InstructionSet(self.arch)

@@ -173,10 +173,22 @@ def _mac_steps(p: _Parts, buffer: int) -> Module:
     register set of their own, so they are in flight while slice u computes (the waitcnt pass waits
     for slice u's reads only)."""
     ctx, g = p.ctx, p.ctx.geometry
-    m = Module(f"MAC steps on LDS buffer {buffer}")
-    steps, sets = g.math_steps, g.local_read_sets
     if g.is_mfma:   # every set is read before it is used here: registers of this pass's own
         p = dataclasses.replace(p, lr=p.lr.fresh())
+    else:           # the same registers in every pass on this buffer: written once, repeated (InstructionSet.repeat)
+        key = ("mac_steps", buffer, id(p.lr), p.acc)
+        done = ctx.written.get(key)
+        if done is not None:
+            return ctx.isa.repeat(done)
+        m = ctx.written[key] = _mac_steps_of(p, buffer)
+        return m
+    return _mac_steps_of(p, buffer)
+
+
+def _mac_steps_of(p: _Parts, buffer: int) -> Module:
+    ctx, g = p.ctx, p.ctx.geometry
+    m = Module(f"MAC steps on LDS buffer {buffer}")
+    steps, sets = g.math_steps, g.local_read_sets
     ahead = sets - 1
     for u in range(min(ahead, steps)):
         m.add(p.math.reads(ctx, p.lr, u, buffer, regset=u % sets))

@@ -95,6 +95,19 @@ def complex_products(conjugate_a: bool, conjugate_b: bool) -> tuple:
 
 
 def mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int = 0) -> Module:
+    """The multiply-adds of one K-slice from register set ``regset``: the same for every slice (and every copy of
+    the loop) of that set, written once per kernel and repeated (``InstructionSet.repeat``)."""
+    a, b = state.values_a[regset], state.values_b[regset]
+    key = ("mac_step", acc, a, b, state.raw_a[regset] if state.raw_a else None,
+           state.raw_b[regset] if state.raw_b else None)
+    done = ctx.written.get(key)
+    if done is not None:
+        return ctx.isa.repeat(done)
+    m = ctx.written[key] = _mac_step(ctx, acc, state, regset)
+    return m
+
+
+def _mac_step(ctx: KernelContext, acc: VReg, state: LocalReadState, regset: int) -> Module:
     g = ctx.geometry
     a, b = state.values_a[regset], state.values_b[regset]
     m = Module(f"MAC {g.tt0}x{g.tt1}")
