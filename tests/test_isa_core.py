@@ -87,6 +87,48 @@ def test_allocation_fixed_registers_and_overflow():
         _alloc(m2, v=4)
 
 
+def _first_fit(module) -> dict:
+    """The placement rule, naively: each register in order of its first use (operand order within an instruction)
+    at the first base, a multiple of its alignment, where every register of its range is free: each register
+    placed there before was last used before this one's first use (straight-line code, no loops)."""
+    first, last, order = {}, {}, []
+    for pos, ins in enumerate(module.code()):
+        for op in ins.operands:
+            first.setdefault(op.vreg, pos)
+            last[op.vreg] = pos
+            if op.vreg not in order:
+                order.append(op.vreg)
+    placed, out = [], {}
+    for v in order:
+        base = 0
+        while any(b < base + v.count and base < b + w.count and last[w] >= first[v] for w, b in placed):
+            base += v.align
+        placed.append((v, base))
+        out[v] = base
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_allocation_places_each_register_at_the_first_free_aligned_range(seed):
+    """Random straight-line code in nested modules, registers of 1-8 dwords with alignments 1, 2 and 4: the
+    allocation is the naive first fit (the allocator skips busy ranges and walks the module tree in place)."""
+    rng = np.random.default_rng(seed)
+    regs = [VReg("v", int(n), f"r{i}", align=int(a)) for i, (n, a) in
+            enumerate(zip(rng.choice([1, 1, 1, 2, 3, 4, 8], 40), rng.choice([1, 2, 4], 40)))]
+    top, stack = Module("top"), []
+    module = top
+    for _ in range(300):
+        if rng.random() < 0.05:             # open a sub-module, or close one
+            stack.append(module)
+            module = Module("sub")
+            stack[-1].add(module)
+        elif rng.random() < 0.05 and stack:
+            module = stack.pop()
+        picked = rng.choice(len(regs), size=int(rng.integers(1, 4)), replace=False)
+        module.add(inst("v_mov_b32", *[regs[i] for i in picked]))
+    assert _alloc(top, v=1024).assignment == _first_fit(top)
+
+
 @pytest.mark.parametrize("divisor", [3, 5, 6, 7, 12, 24, 48, 96, 100, 1000])
 def test_magic_division_is_exact(divisor):
     magic, shift = magic_for(divisor, 1 << 16)

@@ -8,6 +8,7 @@ and dies there, so values carried between iterations are never overwritten.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress, count as counting, islice
 
 from tensile_asm.errors import UserError
 from tensile_asm.isa.instruction import Instruction
@@ -30,31 +31,46 @@ class _Interval:
 
 
 def _intervals(items) -> tuple[dict[VReg, _Interval], list[tuple[int, int]]]:
+    """Each virtual register's first and last position (whether it is written first), and the loops (label
+    position, position of the branch back to it). Positions count the items in order, the items of a module
+    in its place (``items`` as ``Module.flatten`` or ``code`` gives them, or the tree)."""
     intervals: dict[VReg, _Interval] = {}
     get = intervals.get
     labels: dict[str, int] = {}
     loops: list[tuple[int, int]] = []
-    for pos, item in enumerate(items):
-        cls = item.__class__
-        if cls is LabelDef:
-            labels[item.name] = pos
-            continue
-        if cls is not Instruction and not isinstance(item, Instruction):
-            continue
-        ndefs = -1
-        for k, op in enumerate(item.operands):
-            t = op.__class__
-            if t is VRegRef:
-                iv = get(op.vreg)
-                if iv is None:
-                    if ndefs < 0:
-                        ndefs = item.info.num_defs
-                    intervals[op.vreg] = _Interval(op.vreg, pos, pos, k < ndefs)
-                else:
-                    iv.end = pos
-            elif t is Label and op.name in labels:
-                loops.append((labels[op.name], pos))
-    return intervals, loops
+    pos = -1
+    parents: list = []      # the iterators of the enclosing modules' items
+    it = iter(items)
+    while True:
+        for item in it:
+            cls = item.__class__
+            if cls is not Instruction:
+                if cls is Module or isinstance(item, Module):
+                    parents.append(it)
+                    it = iter(item.items)
+                    break
+                pos += 1
+                if cls is LabelDef or isinstance(item, LabelDef):
+                    labels[item.name] = pos
+                if not isinstance(item, Instruction):
+                    continue
+            else:
+                pos += 1
+            for op in item.operands:
+                t = op.__class__
+                if t is VRegRef:
+                    iv = get(op.vreg)
+                    if iv is None:      # its first operand: no earlier one names the register (``index``: that one)
+                        ops = item.operands
+                        intervals[op.vreg] = _Interval(op.vreg, pos, pos, ops.index(op) < item.info.num_defs)
+                    else:
+                        iv.end = pos
+                elif t is Label and op.name in labels:
+                    loops.append((labels[op.name], pos))
+        else:
+            if not parents:
+                return intervals, loops
+            it = parents.pop()
 
 
 def _extend_for_loops(intervals, loops) -> None:
@@ -78,8 +94,7 @@ def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Al
 
     Fixed registers (``VReg(fixed=N)``, such as the kernel-argument pointer in s[0:1]) keep their place.
     """
-    items = module.code()
-    intervals, loops = _intervals(items)
+    intervals, loops = _intervals(module.items)
     for iv in intervals.values():
         if iv.vreg.fixed is not None:
             iv.start = 0  # set by the hardware before the first instruction
@@ -89,33 +104,48 @@ def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Al
     next_free = {"v": 0, "s": 0, "a": 0}
     # Per kind, per physical register: the position where it becomes free (-1: never used; past the end: free).
     busy: dict[str, list[int]] = {"v": [], "s": [], "a": []}
+    # Per kind, per physical register: one past the last register of the range that set its ``busy`` position
+    # (every register of that range is busy at least as long): a busy register's whole range is skipped at once.
+    spans: dict[str, list[int]] = {"v": [], "s": [], "a": []}
 
     overflow = None
     ordered = sorted(intervals.values(), key=lambda iv: (iv.vreg.fixed is None, iv.start))
     for iv in ordered:
         reg = iv.vreg
-        taken = busy[reg.kind]
+        taken, span = busy[reg.kind], spans[reg.kind]
         count = reg.count
         if reg.fixed is not None:
             base = reg.fixed
         else:           # the first aligned range whose registers are all free (their interval ended before)
             start, align = iv.start, reg.align
+            free = start.__gt__
             base, size = 0, len(taken)
             while True:
-                for r in range(base, min(base + count, size)):
-                    if taken[r] >= start:   # busy: no range from base up to r can be free; next aligned past r
-                        base = -(-(r + 1) // align) * align
-                        break
-                else:
+                # no range can start at a busy register: from the first free one at or past base (past the
+                # registers used so far all are), aligned up
+                if base < size:
+                    base = next(compress(counting(base), map(free, islice(taken, base, None))), size)
+                base = -(-base // align) * align
+                window = taken[base:base + count]
+                if not window:
                     break
+                latest = max(window)
+                if latest < start:
+                    break
+                # busy: no range from base up to that register can be free, nor up to the end of the range that
+                # keeps it busy (all of that range is busy as long): next past that
+                base = span[base + window.index(latest)]
         end = base + count
         if end > limits[reg.kind] and overflow is None:
             overflow = reg  # placed anyway, so the message can say how many the kernel needs
         if end > len(taken):
             taken.extend([-1] * (end - len(taken)))
+            span.extend([0] * (end - len(span)))
+        last = iv.end
         for r in range(base, end):
-            if taken[r] < iv.end:
-                taken[r] = iv.end
+            if taken[r] < last:
+                taken[r] = last
+                span[r] = end
         assignment[reg] = base
         if end > next_free[reg.kind]:
             next_free[reg.kind] = end
