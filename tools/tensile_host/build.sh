@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Build tensile-host-select: Tensile's own C++ host library (Tensile/Source/lib of Tensile 4.44, unmodified)
-# compiled for library loading (msgpack) and solution selection only, plus our driver select_main.cpp.
+# Build tensile-host-select and tensile-host-solve: Tensile's own C++ host library (Tensile/Source/lib of Tensile
+# 4.44, unmodified) compiled for library loading (msgpack), solution selection and kernel-launch generation
+# (ContractionSolution::solve, no GPU), plus our drivers select_main.cpp (which solution) and solve_main.cpp
+# (which kernel launches: names, grids, argument bytes), both reading problem_line.hpp's problem lines.
 #
 # usage: tools/tensile_host/build.sh [--install-deps]
 #   TENSILE_TGZ   the Tensile source archive (default ../shared/reference/tensile/tensile-4.44.0-a164ed70.tgz)
@@ -15,7 +17,7 @@
 # --cuda-host-only compiles the host side only: no GPU, no device libraries, no HIP runtime at link time.
 # Sources compiled: the TensileHost list of Tensile/Source/lib/CMakeLists.txt plus source/msgpack/MessagePack.cpp
 # (TENSILE_USE_MSGPACK on); source/hip/* (the runtime adapter) and source/llvm/* (LLVM YAML) are left out.
-# Prints the binary's path on success.
+# Prints the binaries' paths on success.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -81,11 +83,14 @@ while (( running > 0 )); do
     wait -n || fail "compiling failed"
     running=$((running - 1))
 done
-compile "$here/select_main.cpp" "$obj/select_main.o" || fail "compiling select_main.cpp failed"
-
-bin="$CACHE_DIR/bin/tensile-host-select"
-mkdir -p "$(dirname "$bin")"
-"$HIP_CXX" -fuse-ld=lld -o "$bin.tmp" "$obj/select_main.o" "${objects[@]}" -lpthread 2>/dev/null ||
-    "$HIP_CXX" -o "$bin.tmp" "$obj/select_main.o" "${objects[@]}" -lpthread
-mv "$bin.tmp" "$bin"
-echo "$bin"
+for driver in select solve; do
+    # a driver is recompiled when it or the header both read their problem lines with is newer than its object
+    [[ "$here/problem_line.hpp" -nt "$obj/${driver}_main.o" ]] && rm -f "$obj/${driver}_main.o"
+    compile "$here/${driver}_main.cpp" "$obj/${driver}_main.o" || fail "compiling ${driver}_main.cpp failed"
+    bin="$CACHE_DIR/bin/tensile-host-$driver"
+    mkdir -p "$(dirname "$bin")"
+    "$HIP_CXX" -fuse-ld=lld -o "$bin.tmp" "$obj/${driver}_main.o" "${objects[@]}" -lpthread 2>/dev/null ||
+        "$HIP_CXX" -o "$bin.tmp" "$obj/${driver}_main.o" "${objects[@]}" -lpthread
+    mv "$bin.tmp" "$bin"
+    echo "$bin"
+done
