@@ -66,7 +66,7 @@ def _launches(contract, m=37, n=29, k=19, batch=2):
     stride = {t: 5000 + i for i, t in enumerate("ABCD")}
     addresses = {t: 0x1000 * (i + 1) for i, t in enumerate("ABCD")} | {"WS": 0x9000}
     return contract.launches(m=m, n=n, k=k, batch=batch, ld=ld, batch_stride=stride, alpha=1.5, beta=0.25,
-                             addresses=addresses)
+                             addresses=addresses, cu_count=104)
 
 
 def test_launches_of_each_global_split_u_algorithm():
@@ -78,19 +78,26 @@ def test_launches_of_each_global_split_u_algorithm():
 
     single = GemmKernelContract.from_solution(solution(*CASES[1]), "g")
     beta_only, gemm = _launches(single, batch=1)
-    assert (beta_only.kernel, beta_only.grid, beta_only.block) == ("Cij_S", (1, 8, 1), BLOCK)
+    # Tensile's host: a 1-D grid of 256-thread work-groups, one element of D each thread
+    assert (beta_only.kernel, beta_only.grid, beta_only.block) == ("Cij_S", (-(-37 * 29 // 256), 1, 1), BLOCK)
     assert beta_only.values["Beta"] == 0.25 and gemm.grid == (2, 2 * 3, 1)
     assert single.workspace(37, 29) is None
 
     multiple = GemmKernelContract.from_solution(solution(*CASES[2]), "g")
     gemm, post = _launches(multiple)
-    assert post.kernel == "Cijk_S_PostGSU2" and post.grid == (1, 8, 2) and gemm.grid == (2, 2 * 2, 2)
+    assert post.kernel == "Cijk_S_PostGSU2" and post.grid == (-(-37 * 29 * 2 // 256), 1, 1)
+    assert gemm.grid == (2, 2 * 2, 2)
     ws = multiple.workspace(37, 29, 2)
     assert (ws.elements, ws.element_bytes) == (2 * 37 * 29 * 2, 4)
     assert gemm.values["AddressD"] == 0x9000 and gemm.values["StridesD0"] == 37 and gemm.values["StridesD1"] == 37 * 29
-    assert post.values["AddressWS"] == 0x9000 and post.values["AddressD"] == 0x4000 and post.values["StridesD0"] == 43
+    assert gemm.values["AddressC"] == 0x9000     # Tensile's host passes the workspace as C too (ws_c)
+    assert post.values["AddressWS"] == 0x9000 and post.values["AddressD"] == 0x4000 and post.values["StridesD1"] == 43
     assert post.values["Beta"] == 0.0      # the problem type has no beta: C is not read
-    assert [a.name for a in post.layout][-2:] == ["Alpha", "Beta"]
+    assert [a.name for a in post.layout][:5] == ["AddressD", "AddressWS", "AddressC", "Alpha", "Beta"]
+    assert post.values["GSU"] == 2 and post.values["StridesWS1"] == 37 and post.values["StridesWS2"] == 37 * 29
+    # a large D on a small device: the host's two-elements-per-thread variant
+    gemm, post = _launches(multiple, m=1000, n=300)
+    assert post.kernel == "Cijk_S_PostGSU2_VW2" and post.grid == (-(-1000 * 300 * 2 // 512), 1, 1)
 
 
 def test_kernel_argument_layout_is_tensiles():

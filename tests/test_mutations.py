@@ -66,7 +66,11 @@ def generated(name):
     arch_name, g, cases = _geometries()[main]
     arch = load_arch(arch_name)
     kernels = with_helpers([write_kernel(g, arch, f"mut_{main}")], arch)
-    return arch, g, cases, kernels[-1] if name in HELPERS else kernels[0], tuple(kernels)
+    if name in HELPERS:     # the helper the cases launch: the first variant (VW1; the cases' D is small)
+        from tensile_asm.writer.contract import kernel_contract
+        first = kernel_contract(kernels[0]).helper_names()[0]
+        return arch, g, cases, next(k for k in kernels if k.name == first), tuple(kernels)
+    return arch, g, cases, kernels[0], tuple(kernels)
 
 
 def _sites(module: Module):

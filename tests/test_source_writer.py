@@ -348,14 +348,16 @@ def built_with_source_helpers(tmp_path_factory):
 def test_source_gsu_helpers_match_the_reference_on_the_strict_emulator(built_with_source_helpers, case):
     sol, co, text = built_with_source_helpers[case]
     contract = GemmKernelContract.from_solution(sol, "Cijk_source_" + case)
-    helper = contract.helper_name()
-    assert f" {helper}(" in text and text.count("__global__") == 2      # the helper comes from the text, not asm
+    names = contract.helper_names()      # every variant: the one the launch picks comes from the text, not asm
+    assert all(f" {name}(" in text for name in names) and text.count("__global__") == 1 + len(names)
     d = sol.derived
     batch = 2 if contract.batched else 1
     runtime = EmulatedRuntime(strict=True)
     integer = contract.dest_type == "I"
     sizes = [Size(1, 1, 1), Size(d.mt0 + 3, 67, 2 * d.depth_u * d.global_split_u + 5, batch)]
     results = verify_sizes(co, contract, sizes, -3 if integer else 1.5, -2 if integer else 0.5, 11, runtime)
-    results += verify_sizes(co, contract, [Size(13, 11, 17, batch)], 7 if integer else -0.75, 0.0, 12, runtime)
+    # an even M past 512 elements: on the emulator's 1-CU device the host picks the VW2 conversion where there is one
+    results += verify_sizes(co, contract, [Size(13, 11, 17, batch), Size(2 * d.mt0 + 2, 37, 9, batch)],
+                            7 if integer else -0.75, 0.0, 12, runtime)
     bad = [(str(r.size), r.beta, r.max_rel_error, r.detail) for r in results if not r.passed]
     assert not bad, bad

@@ -252,7 +252,7 @@ def pack_arguments(layout: list[Argument], values: dict[str, int | float]) -> by
             z = complex(v)
             struct.pack_into(COMPLEX_KINDS[arg.kind], buf, arg.offset, z.real, z.imag)
             continue
-        fmt = {"u64": "<Q", "u32": "<I", "i32": "<I", "f32": "<f", "f64": "<d"}[arg.kind]
-        floating = arg.kind in ("f32", "f64")
+        fmt = {"u64": "<Q", "u32": "<I", "i32": "<I", "f32": "<f", "f64": "<d", "h16": "<e"}[arg.kind]
+        floating = arg.kind in ("f32", "f64", "h16")   # h16: a half passed once (the helper kernels' beta)
         struct.pack_into(fmt, buf, arg.offset, float(v) if floating else int(v) & ((1 << (8 * arg.size)) - 1))
     return bytes(buf)

@@ -205,24 +205,31 @@ class GemmKernelContract:
                                pointer_array=self.pointer_array, initial_strides_ab=self.initial_strides_ab,
                                initial_strides_cd=self.initial_strides_cd, preload=self.preload_kernargs)
 
+    @property
+    def accumulation(self) -> int:
+        """Tensile's sizeMapping.globalAccumulation: 0, 1 (SingleBuffer into a compute-type workspace) or 2
+        (MultipleBuffer)."""
+        return (helpers.MULTIPLE_BUFFER if self.writes_workspace else
+                helpers.SINGLE_BUFFER if self.workspace_single else 0)
+
     def helper_names(self) -> list[str]:
-        """The helper kernels this one needs in its code object, in launch order around it."""
-        if self.workspace_single:
-            return [helpers.beta_only_name(self.batched, self.dest_type, self.pointer_array, workspace=True),
-                    helpers.conversion_name(self.batched, self.dest_type, self.pointer_array)]
-        name = self.helper_name()
-        return [name] if name else []
+        """Every helper kernel Tensile's generator builds beside this one (so the library holds the one its host
+        asks for): the beta-only kernel (SingleBuffer, _GA) and the conversion variants (_GA, MultipleBuffer)."""
+        if self.global_split_u == 1:
+            return []
+        names = []
+        if not self.writes_workspace:
+            names.append(helpers.beta_only_name(self.batched, self.dest_type, self.pointer_array,
+                                                workspace=self.workspace_single))
+        if self.accumulation:
+            names += [v.name(self.batched, self.dest_type, self.pointer_array)
+                      for v in helpers.conversion_variants(self.compute_type, self.accumulation, self.global_split_u)]
+        return names
 
     def helper_name(self) -> str | None:
-        """The helper kernel this one needs in its code object, if any (the first of ``helper_names``)."""
-        if self.global_split_u == 1:
-            return None
-        if self.workspace_single:
-            return self.helper_names()[0]
-        if self.writes_workspace:
-            return helpers.post_gsu_name(self.batched, self.dest_type, self.compute_type, self.global_split_u,
-                                         self.pointer_array)
-        return helpers.beta_only_name(self.batched, self.dest_type, self.pointer_array)
+        """The first of ``helper_names`` (None for GlobalSplitU 1)."""
+        names = self.helper_names()
+        return names[0] if names else None
 
     def batch_count(self, batch: int) -> int:
         """The batch the kernel runs: ``batch``, or 1 for a kernel of a non-batched problem type."""
@@ -290,9 +297,9 @@ class GemmKernelContract:
         if ws is not None:
             if "WS" not in addresses:
                 raise ValueError(f"kernel {self.name} writes a workspace: pass its address as addresses['WS']")
+            # the workspace is strided, also for a pointer-array kernel, which then ignores OffsetD (Tensile's host
+            # passes d.offset() all the same)
             gemm_ld["D"], gemm_stride["D"], gemm_addr["D"] = ws.ld, ws.batch_stride, addresses["WS"]
-            if offsets:     # the workspace is strided, also for a pointer-array kernel (which then ignores OffsetD)
-                offsets = {**offsets, "D": 0}
         cols = {"A": m if self.transpose_a else k, "B": k if self.transpose_b else n}
         rows = {"A": k if self.transpose_a else m, "B": n if self.transpose_b else k}
         # elements one batch's A/B spans: ld * columns, or with a first stride (UseInitialStridesAB) the
@@ -309,33 +316,52 @@ class GemmKernelContract:
         if self.persistent_kernel:
             values.update(persistent_values(-(-m // self.macro_tile[0]), -(-n // self.macro_tile[1]), batch,
                                             grid[0], self.persistent_kernel_along_batch))
+        if ws is not None:      # as Tensile's host: C is the workspace too (ws_c), both with the packed strides
+            values.update(AddressC=addresses["WS"], StridesC0=ws.ld, StridesC1=ws.batch_stride)
         gemm = Launch(self.name, grid, self.block, tuple(self.layout()), values)
         if self.global_split_u == 1:
             return [gemm]
-        beta_eff = beta if self.use_beta else 0.0
-        elementwise = {"AddressD": addresses["D"], "AddressC": addresses["C"], "StridesD0": ld["D"],
-                       "StridesD1": batch_stride["D"], "StridesC0": ld["C"], "StridesC1": batch_stride["C"],
-                       "SizesFree0": m, "SizesFree1": n, "SizesFree2": batch, "Beta": beta_eff}
-        if self.pointer_array:      # the helper reads D and C through their pointer arrays too
-            elementwise.update(OffsetD=given.get("D", 0), OffsetC=given.get("C", 0))
-        grid = helpers.grid(m, n, batch)
-        if self.workspace_single:
-            # beta-only: WS = beta*C (C through its pointers, the workspace packed); conversion: D = 1.0 * WS
-            # + 0.0 * C, as Tensile's host passes them (C is not read)
-            first = dict(elementwise, AddressD=addresses["WS"], StridesD0=ws.ld, StridesD1=ws.batch_stride,
-                         OffsetD=0)
-            beta_only = Launch(self.helper_names()[0], grid, helpers.BLOCK,
-                               tuple(helpers.beta_only_layout(self.compute_type, self.pointer_array)), first)
-            post = {**elementwise, "AddressWS": addresses["WS"], "Alpha": 1.0, "Beta": 0.0}
-            convert = Launch(self.helper_names()[1], grid, helpers.BLOCK,
-                             tuple(helpers.post_gsu_layout(self.compute_type, self.pointer_array)), post)
-            return [beta_only, gemm, convert]
-        if ws is None:
-            layout = helpers.beta_only_layout(self.dest_type, self.pointer_array)
-            return [Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), elementwise), gemm]
-        layout = helpers.post_gsu_layout(self.compute_type, self.pointer_array)
-        post = {**elementwise, "AddressWS": addresses["WS"], "Alpha": alpha}
-        return [gemm, Launch(self.helper_name(), grid, helpers.BLOCK, tuple(layout), post)]
+        return self._helper_launches(gemm, m=m, n=n, batch=batch, ld=ld, batch_stride=batch_stride, alpha=alpha,
+                                     beta=beta, addresses=addresses, offsets=given, cu_count=cu_count)
+
+    def _helper_launches(self, gemm: Launch, *, m: int, n: int, batch: int, ld, batch_stride, alpha, beta,
+                         addresses, offsets, cu_count) -> list[Launch]:
+        """The GEMM with its GlobalSplitU helpers as Tensile 4.44's host launches them (``solveTyped``: beta-only,
+        GEMM, conversion; gemm/helpers.py)."""
+        pa = self.pointer_array
+        sizes = {"SizesFree0": m, "SizesFree1": n, "SizesFree2": batch}
+        pointers = {"OffsetD": offsets.get("D", 0), "OffsetC": offsets.get("C", 0)} if pa else {}
+        out = []
+        if not self.writes_workspace:       # beta-only: D (or the packed workspace) = beta*C
+            if self.workspace_single:
+                strides_d = {"StridesD1": m if n != 1 else 0, "StridesD2": m * n if batch != 1 else 0}
+            else:
+                strides_d = {"StridesD1": ld["D"] if n != 1 else 0,
+                             "StridesD2": batch_stride["D"] if batch != 1 else 0}
+            values = {"AddressD": addresses["WS"] if self.workspace_single else addresses["D"],
+                      "AddressC": addresses["C"], **pointers, **strides_d,
+                      "StridesC1": ld["C"] if n != 1 else 0, "StridesC2": batch_stride["C"] if batch != 1 else 0,
+                      **sizes, "Beta": beta}
+            name = helpers.beta_only_name(self.batched, self.dest_type, pa, workspace=self.workspace_single)
+            out.append(Launch(name, helpers.grid(m, n, batch), helpers.BLOCK,
+                              tuple(helpers.beta_only_layout(self.compute_type, pa, self.batched)), values))
+        out.append(gemm)
+        if self.accumulation:
+            if not cu_count or cu_count < 1:
+                raise UserError(f"kernel {self.name}: its GlobalSplitU conversion kernel is chosen from the device's "
+                                f"compute-unit count (as Tensile's host chooses it); pass cu_count")
+            v = helpers.conversion_choice(self.compute_type, self.accumulation, self.global_split_u, m, n, batch,
+                                          cu_count)
+            multiple = self.accumulation == helpers.MULTIPLE_BUFFER
+            values = {"AddressD": addresses["D"], "AddressWS": addresses["WS"], "AddressC": addresses["C"],
+                      **pointers, "Alpha": alpha if multiple else 1.0,
+                      "Beta": beta if multiple and self.use_beta else 0.0,
+                      "StridesD1": ld["D"], "StridesD2": batch_stride["D"], "StridesWS1": m, "StridesWS2": m * n,
+                      "StridesC1": ld["C"], "StridesC2": batch_stride["C"], **sizes, "GSU": v.gsu}
+            out.append(Launch(v.name(self.batched, self.dest_type, pa),
+                              helpers.grid(m, n, batch, v.vw, v.reduction), helpers.BLOCK,
+                              tuple(helpers.conversion_layout(self.compute_type, pa, self.batched)), values))
+        return out
 
 
 def _transposes(operation_identifier: str, name: str) -> tuple[bool, bool, bool, bool, bool]:

@@ -35,7 +35,7 @@ def emulator_argument(kind: str, v):
         return np.uint32(bits | bits << 16)
     if kind == "i32":   # an int32 alpha/beta, two's complement in its slot
         return np.uint32(int(v) & 0xFFFFFFFF)
-    return {"f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128, "u64": np.uint64, "u32": np.uint32}[kind](v)
+    return {"h16": np.float16, "f32": np.float32, "f64": np.float64, "c32": np.complex64, "c64": np.complex128, "u64": np.uint64, "u32": np.uint32}[kind](v)
 
 
 def _scalar_bytes(kind: str, size: int, v) -> bytes:

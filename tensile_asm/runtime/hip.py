@@ -59,6 +59,14 @@ class HipApi:
     def device_count(self) -> int:
         return int(self._check(self.hip.hipGetDeviceCount(), "hipGetDeviceCount"))
 
+    def cu_count(self) -> int:
+        """The current device's compute units (rocBLAS passes them to Tensile's host, which picks GlobalSplitU's
+        conversion kernel and a persistent kernel's grid from them)."""
+        hip = self.hip
+        device = self._check(hip.hipGetDevice(), "hipGetDevice")
+        return int(self._check(hip.hipDeviceGetAttribute(
+            hip.hipDeviceAttribute_t.hipDeviceAttributeMultiprocessorCount, device), "hipDeviceGetAttribute"))
+
     def module_load(self, image: bytes):
         return self._check(self.hip.hipModuleLoadData(image), "hipModuleLoadData")
 
@@ -249,7 +257,8 @@ class HipRuntime(Runtime):
         addresses = {t: self.api.address(p) for t, p in ptrs.items()}
         out = []
         for launch in contract.launches(m=inst.m, n=inst.n, k=inst.k, batch=inst.batch, ld=inst.ld,
-                                        batch_stride=inst.batch_stride, initial_stride=inst.first_stride, alpha=alpha, beta=beta, addresses=addresses):
+                                        batch_stride=inst.batch_stride, initial_stride=inst.first_stride, alpha=alpha, beta=beta, addresses=addresses,
+                                        cu_count=self.api.cu_count() if hasattr(self.api, "cu_count") else None):
             params = KernelParams(launch.kernarg(), [a.offset for a in launch.layout])
             out.append((self._function(code, launch.kernel), launch.grid, launch.block, params))
         return out

@@ -52,17 +52,19 @@ def assembly(solution, arch: Arch, name: str) -> str:
 
 
 def helper_parts(solution, arch: Arch) -> list[KernelPart]:
-    """GlobalSplitU's helper kernel the contract launches beside this kernel (none without GlobalSplitU)."""
-    from tensile_asm.writer.beta_only import write_beta_only
-    from tensile_asm.writer.build import geometry
-    from tensile_asm.writer.post_gsu import write_post_gsu
+    """GlobalSplitU's helper kernels the contract launches beside this kernel (none without GlobalSplitU): the
+    assembly ones, every variant Tensile's generator builds (writer/build.py ``helper_writers``)."""
+    from tensile_asm.gemm.contract import GemmKernelContract
+    from tensile_asm.writer.build import geometry, helper_writers
     g = geometry(solution)
     if g.global_split_u == 1:
         return []
-    helper = write_post_gsu(arch, g) if g.writes_workspace else write_beta_only(arch, g.batched, g.dest_type,
-                                                                                 g.pointer_array)
-    return [KernelPart(helper.name, toolchain.assemble(helper.body_text(), arch, f"{helper.name}.s"),
-                       helper.metadata())]
+    out = []
+    for _, write in helper_writers(g, GemmKernelContract.from_solution(solution, "source kernel"), arch):
+        helper = write()
+        out.append(KernelPart(helper.name, toolchain.assemble(helper.body_text(), arch, f"{helper.name}.s"),
+                              helper.metadata()))
+    return out
 
 
 def compile_kernel(solution, arch: Arch, name: str, timing: dict | None = None) -> CacheEntry:

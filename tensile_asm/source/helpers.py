@@ -2,9 +2,9 @@
 
 Tensile writes these helpers in HIP; our libraries link the assembly ones (``writer/beta_only.py``,
 ``writer/post_gsu.py``). The source ones serve where no assembly runs: the ``cuda`` backend appends the
-helper of a GlobalSplitU > 1 kernel to the kernel's ``.cu`` text (``write_source(..., helper=True)``). Names,
-argument layouts, block and grid are the contract's (``gemm/helpers.py``), so a launcher cannot tell them
-from the assembly ones; the arithmetic is theirs too (beta-only: D = beta*C in C/D's type arithmetic, 0 where
+helpers of a GlobalSplitU > 1 kernel to the kernel's ``.cu`` text (``write_source(..., helper=True)``): every
+variant the contract lists. Names, argument layouts, block and grid are the contract's (``gemm/helpers.py``,
+Tensile 4.44's host launch), so a launcher cannot tell them from the assembly ones; the arithmetic is theirs too (beta-only: D = beta*C in C/D's type arithmetic, 0 where
 beta is 0; post-GSU: the slices summed in order, times alpha, then one fused multiply-add of beta*C).
 """
 
@@ -27,12 +27,14 @@ class HelperSource:
     name: str
     kind: str                   # beta_only or post_gsu
     pointer_array: bool
+    batched: bool
     dest_type: str
     acc_ctype: str
-    global_split_u: int
+    workspace: bool             # beta-only into the compute-type workspace (_GA)
     arguments: tuple[Argument, ...]
-    rows: int = contract_helpers.ROWS
-    cols: int = contract_helpers.COLS
+    vw: int = 1
+    reduction: int = 1
+    threads: int = contract_helpers.THREADS
 
     @property
     def d_ctype(self) -> str:
@@ -53,25 +55,31 @@ class HelperSource:
     def parameters(self) -> list[str]:
         array = "* const* __restrict__" if self.pointer_array else "* __restrict__"
         return writer.parameter_list(self.arguments, {
-            "AddressD": self.d_ctype + array, "AddressC": f"const {self.d_ctype}{array}",
-            "AddressWS": f"const {self.acc_ctype}* __restrict__"})
+            "AddressD": "Acc* __restrict__" if self.workspace else self.d_ctype + array,
+            "AddressC": f"const {self.d_ctype}{array}", "AddressWS": f"const {self.acc_ctype}* __restrict__"})
 
 
-def helper_source(contract) -> HelperSource | None:
-    """The helper the GEMM kernel of ``contract`` needs (None for GlobalSplitU 1)."""
-    name = contract.helper_name()
-    if name is None:
-        return None
-    pa = contract.pointer_array
+def helper_sources(contract) -> list[HelperSource]:
+    """Every helper kernel the GEMM kernel of ``contract`` may be launched with (``contract.helper_names()``)."""
+    if contract.global_split_u == 1:
+        return []
+    pa, batched = contract.pointer_array, contract.batched
+    out = []
     if not contract.writes_workspace:
-        return HelperSource(name, "beta_only", pa, contract.dest_type, _ACC[contract.dest_type],
-                            contract.global_split_u,
-                            tuple(contract_helpers.beta_only_layout(contract.dest_type, pa)))
-    return HelperSource(name, "post_gsu", pa, contract.dest_type, _ACC[contract.compute_type],
-                        contract.global_split_u, tuple(contract_helpers.post_gsu_layout(contract.compute_type, pa)))
+        ga = contract.workspace_single
+        out.append(HelperSource(contract_helpers.beta_only_name(batched, contract.dest_type, pa, ga), "beta_only",
+                                pa, batched, contract.dest_type, _ACC[contract.compute_type], ga,
+                                tuple(contract_helpers.beta_only_layout(contract.compute_type, pa, batched))))
+    if contract.accumulation:
+        layout = tuple(contract_helpers.conversion_layout(contract.compute_type, pa, batched))
+        for v in contract_helpers.conversion_variants(contract.compute_type, contract.accumulation,
+                                                      contract.global_split_u):
+            out.append(HelperSource(v.name(batched, contract.dest_type, pa), "post_gsu", pa, batched,
+                                    contract.dest_type, _ACC[contract.compute_type], False, layout, v.vw, v.reduction))
+    return out
 
 
 def write_helper_source(contract) -> str:
-    """The helper kernel's text, without a prelude (it follows the GEMM kernel's); '' for GlobalSplitU 1."""
-    h = helper_source(contract)
-    return "" if h is None else writer._environment().get_template("gsu_helper.hip.j2").render(h=h)
+    """The helper kernels' text, without a prelude (it follows the GEMM kernel's); '' for GlobalSplitU 1."""
+    template = writer._environment().get_template("gsu_helper.hip.j2")
+    return "".join(template.render(h=h) for h in helper_sources(contract))

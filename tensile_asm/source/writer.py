@@ -38,8 +38,8 @@ _ACC = {"D": "double", "I8": "unsigned", "4xi8": "unsigned", **COMPLEX}
 # one multiply-add of two LDS elements into the accumulator: Int8x4 packs add four int8 products (dot4)
 _MAC = {"4xi8": "dot4"}
 # an alpha/beta slot of the contract as a C parameter, and its value as the accumulator type
-_SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned", "i32": "int", "c32": "complex_f",
-                 "c64": "complex_d"}
+_SCALAR_CTYPE = {"f32": "float", "f64": "double", "f16": "unsigned", "h16": "unsigned short", "i32": "int",
+                 "c32": "complex_f", "c64": "complex_d"}
 
 
 
@@ -201,9 +201,10 @@ class KernelSource:
 
 
 def scalar_value(arguments, name: str) -> str:
-    """Alpha or Beta as the accumulator type (a half compute type arrives as its bits, twice)."""
+    """Alpha or Beta as the accumulator type (a half compute type arrives as its bits: twice for a GEMM, once for
+    a helper kernel)."""
     kind = next(a.kind for a in arguments if a.name == name)
-    return f"half_from_bits({name} & 0xFFFFu)" if kind == "f16" else name
+    return f"half_from_bits({name} & 0xFFFFu)" if kind in ("f16", "h16") else name
 
 
 def parameter_list(arguments, tensors: dict[str, str]) -> list[str]:

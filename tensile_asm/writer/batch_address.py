@@ -67,12 +67,14 @@ def load_batch_pointers(ctx: KernelContext, regs) -> Module | None:
         return None
     m = Module("this batch's pointers (pointer-array batched GEMM)")
     index = ctx.sgpr("BatchPointerOffset")
-    # GlobalSplitU MultipleBuffer: D is the workspace, strided as ever (Tensile's isStridedBuffer)
-    letters = "CAB" if g.strided_d else "DCAB"
+    # GlobalSplitU with a workspace (MultipleBuffer, _GA SingleBuffer): D is the workspace, strided as ever
+    # (Tensile's isStridedBuffer), and Tensile's host passes the workspace as C too (ws_c, no pointer array);
+    # these kernels do not read C (the helper kernels apply beta), so neither pointer is loaded
+    letters = "AB" if g.strided_d else "DCAB"
     m.add(ctx.inst("s_lshl_b32", index, regs.workgroup[2], 3, comment="WorkGroup2 * 8 bytes per pointer"))
     if not g.strided_d:
         m.add(ctx.inst("s_load_dwordx2", arg("AddressD"), arg("AddressD"), index))
-    if g.use_beta:
+    if g.use_beta and not g.strided_d:
         skip_c = ctx.label("SkipBatchPointerC")
         m.add(branch_if_zero(ctx, arg("Beta"), g.compute_type, skip_c, "BatchBeta"),
               ctx.inst("s_load_dwordx2", arg("AddressC"), arg("AddressC"), index),

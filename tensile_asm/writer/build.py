@@ -247,28 +247,38 @@ def build_kernel(solution, arch: Arch, name: str) -> Kernel:
         return write_kernel(geometry(solution), arch, name)
 
 
-def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
-    """The kernels plus the helper kernels they need, once each: GlobalSplitU's beta-only kernel
-    (SingleBuffer) or post-GSU reduction (MultipleBuffer)."""
+def helper_writers(g: Geometry, contract, arch: Arch) -> list:
+    """(name, write) of every GlobalSplitU helper kernel of the GEMM ``g`` (``contract`` its launch contract), in
+    ``contract.helper_names()`` order: the beta-only kernel (SingleBuffer, _GA) and every conversion variant
+    Tensile's generator builds (_GA, MultipleBuffer; gemm/helpers.py)."""
+    from tensile_asm.gemm.helpers import conversion_variants
     from tensile_asm.writer.beta_only import write_beta_only
-    from tensile_asm.writer.contract import kernel_contract
     from tensile_asm.writer.post_gsu import write_post_gsu
+
+    wanted = contract.helper_names()     # what Tensile's host may ask for
+    own = Geometry(g.workspace_for, g.derived) if g.workspace_for is not None else g
+    written = []
+    if g.workspace_for is not None:     # beta*C into the compute-type workspace, then its conversion to D
+        written.append(lambda: write_beta_only(arch, g.batched, own.dest_type, g.pointer_array, workspace=True))
+    elif g.global_split_u > 1 and not g.writes_workspace:
+        written.append(lambda: write_beta_only(arch, g.batched, g.dest_type, g.pointer_array))
+    if contract.accumulation:
+        written += [lambda v=v: write_post_gsu(arch, own, v) for v in
+                    conversion_variants(contract.compute_type, contract.accumulation, contract.global_split_u)]
+    if len(written) != len(wanted):
+        raise AssertionError(f"{contract.name}: {len(written)} helper kernels written for {wanted}")
+    return list(zip(wanted, written))
+
+
+def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
+    """The kernels plus the helper kernels they need, once each (``helper_writers``)."""
+    from tensile_asm.writer.contract import kernel_contract
 
     out, names = list(kernels), {k.name for k in kernels}
     for k in kernels:
         if k.geometry is None:                      # a helper kernel (no GEMM geometry) needs none
             continue
-        g = k.geometry
-        wanted = kernel_contract(k).helper_names()     # the helpers the launcher will look for
-        if g.workspace_for is not None:     # beta*C into the compute-type workspace, then its conversion to D
-            own = Geometry(g.workspace_for, g.derived)
-            written = [lambda: write_beta_only(arch, g.batched, own.dest_type, g.pointer_array, workspace=True),
-                       lambda: write_post_gsu(arch, own, slices=1)]
-        elif g.writes_workspace:
-            written = [lambda: write_post_gsu(arch, g)]
-        else:
-            written = [lambda: write_beta_only(arch, g.batched, g.dest_type, g.pointer_array)]
-        for name, write in zip(wanted, written):
+        for name, write in helper_writers(k.geometry, kernel_contract(k), arch):
             if name in names:
                 continue
             helper = write()

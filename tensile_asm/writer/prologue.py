@@ -49,8 +49,9 @@ def entry_registers(ctx: KernelContext, layout: list[Argument], workgroup_z: boo
     dwords = (layout[-1].offset + layout[-1].size + 3) // 4
     preloaded = VReg("s", preload, "KernArgsPreloaded", align=2, fixed=2) if preload else None
     block = ctx.sgpr("KernArgs", dwords - preload, align=4)
-    args = {a.name: (preloaded.slice(a.offset // 4, a.size // 4) if a.offset // 4 < preload
-                     else block.slice(a.offset // 4 - preload, a.size // 4)) for a in layout}
+    # an argument narrower than a dword (a helper kernel's half alpha/beta) names the dword holding it
+    args = {a.name: (preloaded.slice(a.offset // 4, max(1, a.size // 4)) if a.offset // 4 < preload
+                     else block.slice(a.offset // 4 - preload, max(1, a.size // 4))) for a in layout}
     regs = EntryRegisters(kernarg_ptr, workgroup, serial, args, ctx.vgpr("Tid0"), ctx.vgpr("Tid1"),
                           ctx.vgpr("SplitGroup"), ctx.sgpr("TileId0"), ctx.sgpr("TileId1"), ctx.sgpr("GSUSumIdx"),
                           preloaded, preload * 4)

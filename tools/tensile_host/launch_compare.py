@@ -85,7 +85,9 @@ def ours(entry: dict, v: ContractionView, cus: int) -> list[tuple]:
         m=m, n=n, k=k, batch=batch, ld={"A": sa[1], "B": sb[1], "C": sc[1], "D": sd[1]},
         batch_stride={"A": sa[2], "B": sb[2], "C": sc[2], "D": sd[2]}, alpha=v.alpha, beta=v.beta,
         addresses=addresses, cu_count=cus)
-    return [(x.kernel, x.block, x.grid, x.kernarg().hex()) for x in launches]
+    # Tensile's KernelArguments ends at its last argument (no padding to 8 bytes after it)
+    return [(x.kernel, x.block, x.grid, x.kernarg()[:x.layout[-1].offset + x.layout[-1].size].hex())
+            for x in launches]
 
 
 def run_tensile(binary: Path, dat: Path, arch: str, cus: int, lines: list[str]) -> list[list[str]]:
