@@ -40,6 +40,11 @@ class CudaApi:
         name = props["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
 
+    def cu_count(self) -> int:
+        """The device's multiprocessors (the contract picks GlobalSplitU's conversion variant from them)."""
+        props = self.cp.cuda.runtime.getDeviceProperties(self.cp.cuda.Device().id)
+        return int(props["multiProcessorCount"])
+
     def module_load(self, image: bytes):
         return self.cp.RawModule(code=image.decode(), options=NVRTC_OPTIONS, backend="nvrtc")
 
