@@ -129,6 +129,42 @@ def test_allocation_places_each_register_at_the_first_free_aligned_range(seed):
     assert _alloc(top, v=1024).assignment == _first_fit(top)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_allocation_reads_repeated_code_as_the_code_it_repeats(seed):
+    """Modules repeated by ``InstructionSet.repeat`` (nested, repeated again, beside a loop) are read once by the
+    allocation (``repeats``): the same placement as walking every instruction."""
+    from tensile_asm.isa.instruction_set import InstructionSet
+    rng = np.random.default_rng(seed)
+    isa = InstructionSet(load_arch("gfx90a"))
+    regs = [VReg("v", int(n), f"r{i}", align=int(a)) for i, (n, a) in
+            enumerate(zip(rng.choice([1, 1, 2, 4], 200), rng.choice([1, 2], 200)))]
+
+    def block(n, first):        # registers of a window that moves along: most die soon
+        return Module("block").add(*[inst("v_mov_b32", *[regs[first + i] for i in rng.choice(8, 2, replace=False)])
+                                     for _ in range(n)])
+    top, made = Module("top"), []
+    for step in range(40):
+        if made and rng.random() < 0.4:
+            top.add(isa.repeat(made[int(rng.integers(max(0, len(made) - 3), len(made)))]))
+        else:
+            m = block(int(rng.integers(1, 8)), 4 * step)
+            if made and rng.random() < 0.5:
+                m.add(isa.repeat(made[-1]))
+            made.append(m)
+            top.add(m)
+        if step == 20:
+            top.add(LabelDef(".Lloop"))
+        if step == 30:
+            top.add(inst("s_cbranch_scc1", Label(".Lloop")))
+    top.items.insert(3, isa.repeat(made[-1]))      # a copy before the code it repeats: its registers born in it
+    assert len(isa.repeats) > 5
+    from tensile_asm.isa.allocation import _intervals
+    assert _intervals(top.items, isa.repeats) == _intervals(top.items)      # every register's first and last use
+    walked = allocate(top, {"v": 1024, "s": 0, "a": 0})
+    read = allocate(top, {"v": 1024, "s": 0, "a": 0}, repeats=isa.repeats)
+    assert read.assignment == walked.assignment and read.next_free == walked.next_free
+
+
 @pytest.mark.parametrize("divisor", [3, 5, 6, 7, 12, 24, 48, 96, 100, 1000])
 def test_magic_division_is_exact(divisor):
     magic, shift = magic_for(divisor, 1 << 16)

@@ -8,6 +8,7 @@ and dies there, so values carried between iterations are never overwritten.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 from itertools import compress, count as counting, islice
 
 from tensile_asm.errors import UserError
@@ -30,14 +31,23 @@ class _Interval:
     first_is_def: bool
 
 
-def _intervals(items) -> tuple[dict[VReg, _Interval], list[tuple[int, int]]]:
+def _intervals(items, repeats: Mapping | None = None) -> tuple[dict[VReg, _Interval], list[tuple[int, int]]]:
     """Each virtual register's first and last position (whether it is written first), and the loops (label
     position, position of the branch back to it). Positions count the items in order, the items of a module
-    in its place (``items`` as ``Module.flatten`` or ``code`` gives them, or the tree)."""
+    in its place (``items`` as ``Module.flatten`` or ``code`` gives them, or the tree). ``repeats``:
+    ``InstructionSet.repeats``, the modules that repeat another's code, whose registers are then read once."""
+    intervals, loops, _, _, _ = _scan(items, repeats, {})
+    return intervals, loops
+
+
+def _scan(items, repeats, summaries: dict) -> tuple[dict, list, dict, int, bool]:
+    """``_intervals``, the labels defined (name -> position), the number of positions, and whether any operand is
+    a label. ``summaries``: id(module repeated) -> its ``_summary``."""
     intervals: dict[VReg, _Interval] = {}
     get = intervals.get
     labels: dict[str, int] = {}
     loops: list[tuple[int, int]] = []
+    branches = False
     pos = -1
     parents: list = []      # the iterators of the enclosing modules' items
     it = iter(items)
@@ -46,6 +56,22 @@ def _intervals(items) -> tuple[dict[VReg, _Interval], list[tuple[int, int]]]:
             cls = item.__class__
             if cls is not Instruction:
                 if cls is Module or isinstance(item, Module):
+                    if repeats:
+                        copied = repeats.get(id(item))
+                        if copied is not None and copied[0] is item:
+                            done = _summary(copied[1], repeats, summaries)
+                            if done is not None and len(copied[1].items) == len(item.items):
+                                # the same code as the module it repeats: its registers at the same distances
+                                inner, length = done
+                                for vreg, iv in inner.items():
+                                    known = get(vreg)
+                                    if known is None:
+                                        intervals[vreg] = _Interval(vreg, pos + 1 + iv.start, pos + 1 + iv.end,
+                                                                    iv.first_is_def)
+                                    else:
+                                        known.end = pos + 1 + iv.end
+                                pos += length
+                                continue
                     parents.append(it)
                     it = iter(item.items)
                     break
@@ -65,12 +91,24 @@ def _intervals(items) -> tuple[dict[VReg, _Interval], list[tuple[int, int]]]:
                         intervals[op.vreg] = _Interval(op.vreg, pos, pos, ops.index(op) < item.info.num_defs)
                     else:
                         iv.end = pos
-                elif t is Label and op.name in labels:
-                    loops.append((labels[op.name], pos))
+                elif t is Label:
+                    branches = True
+                    if op.name in labels:
+                        loops.append((labels[op.name], pos))
         else:
             if not parents:
-                return intervals, loops
+                return intervals, loops, labels, pos + 1, branches
             it = parents.pop()
+
+
+def _summary(module: Module, repeats: Mapping, summaries: dict) -> tuple[dict, int] | None:
+    """(intervals from position 0, number of positions) of a module's code; None if it defines or names a label
+    (then it is walked where it is repeated)."""
+    key = id(module)
+    if key not in summaries:
+        intervals, _, labels, length, branches = _scan(module.items, repeats, summaries)
+        summaries[key] = None if labels or branches else (intervals, length)
+    return summaries[key]
 
 
 def _extend_for_loops(intervals, loops) -> None:
@@ -89,12 +127,13 @@ def _extend_for_loops(intervals, loops) -> None:
                     iv.start, iv.end, changed = new_start, new_end, True
 
 
-def allocate(module: Module, limits: dict[str, int], what: str = "kernel") -> Allocation:
-    """Place every VReg of ``module``. ``limits`` is the number of registers of each kind available.
+def allocate(module: Module, limits: dict[str, int], what: str = "kernel", repeats: Mapping | None = None) -> Allocation:
+    """Place every VReg of ``module``. ``limits`` is the number of registers of each kind available. ``repeats``:
+    the modules of ``module`` that repeat another one's code (``InstructionSet.repeats``), read as that one.
 
     Fixed registers (``VReg(fixed=N)``, such as the kernel-argument pointer in s[0:1]) keep their place.
     """
-    intervals, loops = _intervals(module.items)
+    intervals, loops = _intervals(module.items, repeats)
     for iv in intervals.values():
         if iv.vreg.fixed is not None:
             iv.start = 0  # set by the hardware before the first instruction

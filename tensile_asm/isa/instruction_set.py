@@ -49,6 +49,9 @@ class InstructionSet:
         self.arch = arch
         self._passed = _PASSED.setdefault(arch.name, set())    # shapes checked on this arch (``check``)
         self._passed_plain = _PASSED_PLAIN.setdefault(arch.name, set())    # of modifier-free ones (``inst``)
+        # id(module) -> (module, the module it repeats): what ``repeat`` made (allocation.allocate reads the code
+        # it repeats once)
+        self.repeats: dict[int, tuple[Module, Module]] = {}
 
     def encoding(self, opcode: str) -> str | None:
         """The listed encoding of ``opcode`` (without a suffix: of its 32-bit form if it has one)."""
@@ -95,8 +98,10 @@ class InstructionSet:
         the MAC steps), which would cost as much again to write: each instruction a new ``Instruction`` of the same
         opcode, operands (the same operand objects, the same tuple), modifiers and comment, each sub-module a new
         ``Module`` (every instruction of a kernel is its own object: the passes place their waits by identity).
-        Checked as it was created; labels are not repeated (a label is defined once)."""
-        return _repeat(module)
+        Checked as it was created; labels are not repeated (a label is defined once). Recorded in ``repeats``."""
+        copy = _repeat(module)
+        self.repeats[id(copy)] = (copy, module)
+        return copy
 
     def waitcnt(self, vmcnt: int | None = None, lgkmcnt: int | None = None, expcnt: int | None = None,
                 comment: str = "") -> Instruction:

@@ -570,7 +570,7 @@ def write_kernel(geometry: Geometry, arch: Arch, name: str) -> Kernel:
     body.add(ctx.inst("s_endpgm"))
 
     limits = {"v": arch.vgpr["arch_max"], "s": arch.sgpr["max_user"], "a": arch.vgpr.get("accum_max", 0)}
-    allocation = allocate(body, limits, what=f"kernel {name}")
+    allocation = allocate(body, limits, what=f"kernel {name}", repeats=ctx.isa.repeats)
     nf = allocation.next_free
     res = signature.Resources(vgprs=nf["v"], agprs=nf["a"], sgprs=nf["s"], lds_bytes=g.lds_bytes,
                               workgroup_size=g.num_threads, workgroup_id_z=g.batched, preload_dwords=preload)
