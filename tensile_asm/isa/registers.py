@@ -56,13 +56,13 @@ class Reg:
 class VReg:
     """A virtual register range the allocator will place. Identity is the object itself."""
 
-    __slots__ = ("kind", "count", "align", "name", "fixed", "_all", "_code")
+    __slots__ = ("kind", "count", "align", "name", "fixed", "_all", "_code", "_slices")
 
     def __init__(self, kind: str, count: int = 1, name: str = "", align: int = 1, fixed: int | None = None):
         if kind not in REG_KINDS:
             raise ValueError(f"bad register kind {kind!r}")
         self.kind, self.count, self.align, self.name, self.fixed = kind, count, align, name, fixed
-        self._all = None
+        self._all = self._slices = None
         self._code = _KIND_CODE[kind] | (fixed or 0) & 3    # its slices' ``_shape`` less count and offset
 
     def __repr__(self) -> str:
@@ -72,9 +72,17 @@ class VReg:
         return self.slice(i, 1)
 
     def slice(self, offset: int, count: int = 1) -> "VRegRef":
-        if offset < 0 or offset + count > self.count:
-            raise ValueError(f"{self!r}: slice {offset}+{count} out of range")
-        return VRegRef(self, offset, count)
+        """Registers ``offset`` .. ``offset + count - 1`` as an operand: one object per slice (a ``VRegRef`` is a
+        value: the instructions naming the same slice share it, and the passes' per-operand memos meet it once)."""
+        refs = self._slices
+        if refs is None:
+            refs = self._slices = {}
+        ref = refs.get((offset, count))
+        if ref is None:
+            if offset < 0 or offset + count > self.count:
+                raise ValueError(f"{self!r}: slice {offset}+{count} out of range")
+            ref = refs[(offset, count)] = VRegRef(self, offset, count)
+        return ref
 
     def all(self) -> "VRegRef":
         """The whole register as an operand: one object per register (a ``VRegRef`` is a value, so the
@@ -124,7 +132,7 @@ class VRegRef:
     def sub(self, offset: int, count: int = 1) -> "VRegRef":
         if offset < 0 or offset + count > self.count:
             raise ValueError(f"{self}: slice {offset}+{count} out of range")
-        return VRegRef(self.vreg, self.offset + offset, count)
+        return self.vreg.slice(self.offset + offset, count)
 
     slice = sub     # as VReg.slice: a slice of a slice is a slice of the register
 
@@ -233,7 +241,8 @@ def as_operand(x) -> Operand:
     if t in _OPERAND_TYPES:           # the common case, answered by one set lookup
         return x
     if t is VReg:
-        return x.all()
+        ref = x._all
+        return x.all() if ref is None else ref
     if t is int:
         imm = _IMMS.get(x)
         if imm is None:
