@@ -85,9 +85,15 @@ def ours(entry: dict, v: ContractionView, cus: int) -> list[tuple]:
         m=m, n=n, k=k, batch=batch, ld={"A": sa[1], "B": sb[1], "C": sc[1], "D": sd[1]},
         batch_stride={"A": sa[2], "B": sb[2], "C": sc[2], "D": sd[2]}, alpha=v.alpha, beta=v.beta,
         addresses=addresses, cu_count=cus)
-    # Tensile's KernelArguments ends at its last argument (no padding to 8 bytes after it)
-    return [(x.kernel, x.block, x.grid, x.kernarg()[:x.layout[-1].offset + x.layout[-1].size].hex())
-            for x in launches]
+    # Tensile's KernelArguments ends at its last argument (no padding to 8 bytes after it); after an assembly
+    # GEMM kernel's it appends a 4-byte ``pad`` (0) that no kernel reads, which ours gets here to compare
+    out = []
+    for x in launches:
+        data = x.kernarg()[:x.layout[-1].offset + x.layout[-1].size]
+        if x.kernel == entry["name"] and not entry["sizeMapping"].get("sourceKernel"):
+            data += bytes(4)
+        out.append((x.kernel, x.block, x.grid, data.hex()))
+    return out
 
 
 def run_tensile(binary: Path, dat: Path, arch: str, cus: int, lines: list[str]) -> list[list[str]]:
@@ -110,6 +116,18 @@ def run_tensile(binary: Path, dat: Path, arch: str, cus: int, lines: list[str]) 
 def _parse(line: str) -> tuple:
     _, name, block, grid, args = (line.split(" ") + [""])[:5]
     return name, tuple(map(int, block.split(","))), tuple(map(int, grid.split(","))), args
+
+
+def _differing(kernel: str, ours_hex: str, theirs_hex: str, entry: dict) -> str:
+    """Which of our arguments differ (by our layout's offsets), or that the lengths differ."""
+    if len(ours_hex) != len(theirs_hex):
+        return f" (length: ours {len(ours_hex) // 2}, Tensile {len(theirs_hex) // 2} bytes)"
+    if kernel != entry["name"]:
+        return ""
+    layout = GemmKernelContract.from_library_entry(entry).layout()
+    names = [a.name for a in layout if ours_hex[2 * a.offset:2 * (a.offset + a.size)] !=
+             theirs_hex[2 * a.offset:2 * (a.offset + a.size)]]
+    return f" ({', '.join(names)})"
 
 
 def role(name: str, gemm: str) -> str:
@@ -177,10 +195,13 @@ def compare_library(path: Path, binary: Path, count: int, seed: int, archs: list
                         r = role(o[0], sol["name"])
                         for what, i in (("block", 1), ("grid", 2), ("argument bytes", 3)):
                             if o[i] != t[i]:
-                                tally[f"DIFF {what}: {r}"] += 1
-                                diffs.append(f"{o[0]} {what}: ours {o[i]} Tensile {t[i]}")
+                                where = _differing(o[0], o[3], t[3], sol) if i == 3 else ""
+                                tally[f"DIFF {what}: {r}{where}"] += 1
+                                diffs.append(f"{o[0]} {what}{where}: ours {o[i]} Tensile {t[i]}")
                     if diffs:
                         tally["problems with a difference"] += 1
+                        if any(not d.startswith(sol["name"] + " ") for d in diffs):
+                            tally["problems with a helper-kernel difference (beta-only, conversion)"] += 1
                         if len(shown) < show:
                             shown.append(f"{path} {arch} cu={cus}: {line}\n  " + "\n  ".join(diffs))
 
@@ -219,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{n:7d}  {key}")
     differ = tally["problems with a difference"]
     print(f"total: {tally['problems']} problems, {tally['compared']} compared launch by launch, {differ} with a "
-          f"difference")
+          f"difference, {tally['problems with a helper-kernel difference (beta-only, conversion)']} of them in the "
+          f"helper kernels")
     return 1 if differ else 0
 
 
