@@ -73,7 +73,7 @@ def test_launches_of_each_global_split_u_algorithm():
     plain = GemmKernelContract.from_solution(solution(*CASES[0]), "g")
     [gemm] = _launches(plain)
     assert (gemm.kernel, gemm.grid, gemm.block) == ("g", (-(-37 // 32), -(-29 // 16), 2), (64, 1, 1))
-    assert gemm.values["AddressD"] == 0x4000 and gemm.values["Tensor2dSizeA"] == 50 * 19
+    assert gemm.values["AddressD"] == 0x4000 and gemm.values["Tensor2dSizeA"] == 1 + 36 + 18 * 50   # Tensile's allocatedElementsNonBatchA
     assert len(gemm.kernarg()) == 8 * -(-(gemm.layout[-1].offset + gemm.layout[-1].size) // 8)
 
     single = GemmKernelContract.from_solution(solution(*CASES[1]), "g")

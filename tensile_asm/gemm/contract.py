@@ -302,10 +302,11 @@ class GemmKernelContract:
             gemm_ld["D"], gemm_stride["D"], gemm_addr["D"] = ws.ld, ws.batch_stride, addresses["WS"]
         cols = {"A": m if self.transpose_a else k, "B": k if self.transpose_b else n}
         rows = {"A": k if self.transpose_a else m, "B": n if self.transpose_b else k}
-        # elements one batch's A/B spans: ld * columns, or with a first stride (UseInitialStridesAB) the
-        # offset of its last element plus one, as Tensile's host (allocatedElementsNonBatch)
-        t2d = {t: ld[t] * cols[t] if not self.initial_strides_ab else
-               (rows[t] - 1) * first[t] + (cols[t] - 1) * ld[t] + 1 for t in "AB"}
+        # elements one batch's A/B spans, as Tensile's host passes them (allocatedElementsNonBatchA/B): the offset
+        # of its last element plus one, 1 + (rows - 1) * first stride + (columns - 1) * ld (a padded leading
+        # dimension's last column ends at row M, not at ld); an empty A/B (a size 0) spans ld * columns
+        t2d = {t: (rows[t] - 1) * first[t] + (cols[t] - 1) * ld[t] + 1 if rows[t] and cols[t] else ld[t] * cols[t]
+               for t in "AB"}
         values = argument_values(
             m=m, n=n, k=k, batch=batch, ld=gemm_ld, batch_stride=gemm_stride,
             tensor2d_size=t2d, alpha=alpha, beta=beta, initial_stride=first,
