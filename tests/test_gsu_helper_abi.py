@@ -20,6 +20,8 @@ import pytest
 
 from tensile_asm.gemm.contract import GemmKernelContract
 
+from conftest import have_llvm
+
 DATA = Path(__file__).parent / "data" / "gsu_helper_abi"
 # tools/tensile_host/solve_main.cpp's fake addresses
 FAKE = {"A": 0x100000000, "B": 0x200000000, "C": 0x300000000, "D": 0x400000000}
@@ -59,3 +61,33 @@ def test_our_launches_are_tensiles(gfx, index, case):
                 continue
             data += bytes(4)    # the host's trailing ``pad`` after an assembly GEMM kernel's arguments
         assert data.hex() == t["args"], ours.kernel
+
+
+@pytest.mark.skipif(not have_llvm(), reason="LLVM AMDGPU toolchain not installed (tools/setup)")
+@pytest.mark.parametrize("data", ["s", "d"])
+def test_reduction_variants_on_the_emulator(data):
+    """No real rocBLAS solution makes Tensile build an ``_R<r>`` conversion (MultipleBuffer with a power-of-two
+    GlobalSplitU >= 128 for fp32, >= 64 for fp64): this one does (GSU 128). On the emulator's 1-CU device the host
+    takes _R4 for a small D (fp32 never _R2), VW1 for an odd M, VW2 for a large even M; each is verified
+    against the reference, the workspace poisoned."""
+    from tensile_asm.benchmark.verify import Size
+    from tensile_asm.gemm import helpers
+    from tensile_asm.solution import Solution
+
+    from kernel_build import verify_cut_solution
+
+    pt = {"OperationType": "GEMM", "DataType": data, "DestDataType": data, "ComputeDataType": data,
+          "TransposeA": False, "TransposeB": True, "Batched": True, "UseBeta": True}
+    sol = Solution.from_dict({"ProblemType": pt, "WorkGroup": [8, 8, 1], "ThreadTile": [1, 1], "DepthU": 8,
+                              "VectorWidth": 1, "GlobalReadVectorWidth": 1, "PrefetchGlobalRead": 0,
+                              "PrefetchLocalRead": 0, "WorkGroupMapping": 1, "StaggerU": 0, "GlobalSplitU": 128,
+                              "GlobalSplitUAlgorithm": "MultipleBuffer"}, where="test")
+    assert sol.valid, sol.rejection
+    compute = data.upper()
+    picks = {size: helpers.conversion_choice(compute, helpers.MULTIPLE_BUFFER, 128, size.m, size.n, size.batch, 1)
+             for size in (Size(7, 5, 19, 1), Size(5, 3, 9, 2), Size(34, 17, 11, 1))}
+    assert [(v.vw, v.reduction) for v in picks.values()] == [(1, 4), (1, 4), (2, 1)]
+    assert picks[Size(7, 5, 19, 1)].name(True, compute) == f"Cijk_{compute}_PostGSU64_mod64_R4"
+    _, _, contract = verify_cut_solution(sol, "gfx90a", [(size, 0.5) for size in picks], name="r")
+    names = contract.helper_names()
+    assert f"Cijk_{compute}_PostGSU64_mod64_R4" in names and (f"Cijk_{compute}_PostGSU32_mod32_R2" in names) == (data == "d")
