@@ -91,3 +91,23 @@ def test_reduction_variants_on_the_emulator(data):
     _, _, contract = verify_cut_solution(sol, "gfx90a", [(size, 0.5) for size in picks], name="r")
     names = contract.helper_names()
     assert f"Cijk_{compute}_PostGSU64_mod64_R4" in names and (f"Cijk_{compute}_PostGSU32_mod32_R2" in names) == (data == "d")
+
+
+def test_tensiles_unnamed_helper_arguments_take_the_contract_layout():
+    """Tensile's HIP helper kernels declare their arguments without names: where each sits at the offset and size
+    of the contract's (gemm/helpers.py), the launch is laid onto them; anything else is still a named mismatch."""
+    from types import SimpleNamespace
+
+    from tensile_asm.errors import UserError
+    from tensile_asm.gemm import helpers
+    from tensile_asm.runtime.emulated import kernel_arguments
+
+    layout = helpers.conversion_layout("S")
+    values = {a.name: 1 for a in layout}
+    hidden = [{".offset": 96, ".size": 4, ".value_kind": "hidden_block_count_x"}]
+    ko = SimpleNamespace(name="Cijk_S_PostGSU8", args=[{".offset": a.offset, ".size": a.size, ".value_kind": "by_value"}
+                                                       for a in layout] + hidden)
+    assert len(kernel_arguments(ko, layout, values)) == len(layout)
+    old = helpers.beta_only_layout("S")      # a different layout: refused, naming the argument
+    with pytest.raises(UserError, match="does not match the GEMM contract"):
+        kernel_arguments(ko, old, {a.name: 1 for a in old})

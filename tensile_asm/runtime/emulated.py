@@ -58,6 +58,11 @@ def kernel_arguments(kernel, layout, values) -> list:
     if [(a.get(".name"), a.get(".offset"), a.get(".size")) for a in declared] == \
             [(a.name, a.offset, a.size) for a in layout]:
         return plain
+    # Tensile's HIP helper kernels (beta-only, conversion) declare unnamed arguments: one per argument the host
+    # passes, each at its offset and size, which is the contract's layout (gemm/helpers.py)
+    if declared and all(not a.get(".name") for a in declared) and \
+            [(a.get(".offset"), a.get(".size")) for a in declared] == [(a.offset, a.size) for a in layout]:
+        return plain
     out, used = [], set()
     for md in declared:
         name, off, size = str(md.get(".name")), int(md[".offset"]), int(md[".size"])
