@@ -5,7 +5,8 @@ the other, with the same result, but flattens the Module tree once: the waitcnt 
 (``waitcnt_pass.py``) indexes the stream (``code_index``: the register keys of each distinct instruction),
 the hazard pass (``hazard_pass.py``) reads that index on the stream with the waits in place, the waits
 and the ``s_nop`` go into the tree in one splice, and branch relaxation (``branch_relax.py``) is told
-how many items the result has (most kernels: too few for any branch to be out of reach).
+how many items the result has (most kernels: too few for any branch to be out of reach). The module
+keeps the shapes (``Module.remember_shapes``): its rendering renders each distinct instruction once.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def finish_code(module: Module, arch, assignment: dict, spare_pair: Callable[[],
         old_ids = {id(x) for x in old}
         insert_before(module, inserted, drop=(lambda x: id(x) in old_ids) if old else None)
     relax_branches(module, arch, spare_pair, size=len(items) + sum(len(ns) for ns in nops.values()))
+    module.remember_shapes(items, shapes, assignment)
 
 
 __all__ = ["finish_code", "with_waits"]

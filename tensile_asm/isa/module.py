@@ -36,6 +36,17 @@ Item = Union[Instruction, LabelDef, Comment, "Module"]
 class Module:
     name: str
     items: list = field(default_factory=list)
+    # (instructions and label definitions in ``code()`` order, the ``code_index.Shape`` of each -- None for
+    # a label --, the assignment): what the passes indexed (``remember_shapes``), so ``render`` renders
+    # each distinct instruction once. Not a field: no part of the module's value.
+    _coded = None
+
+    def remember_shapes(self, items: list, shapes: list, assignment) -> None:
+        """Let ``render(assignment)`` reuse ``shapes`` (``code_index.Shape`` per item of ``items``, which must
+        be this tree's instructions and labels in ``code()`` order, others possibly inserted between
+        them): the text (without comment) of each shape is rendered once. An item of the
+        tree not met in order in ``items`` is rendered on its own, so a later change stays rendered true."""
+        self._coded = (items, shapes, assignment)
 
     def add(self, *items) -> "Module":
         for item in items:
@@ -66,7 +77,11 @@ class Module:
     def render(self, assignment: Mapping[VReg, int] | None = None) -> str:
         lines: list = []
         # id(operand) -> its text (the items keep their operands alive meanwhile)
-        _render_into(self.items, lines, assignment, {})
+        coded = self._coded
+        if coded is not None and coded[2] is assignment:
+            _render_coded(self.items, lines, assignment, {}, coded[0], coded[1], 0, {})
+        else:
+            _render_into(self.items, lines, assignment, {})
         return "\n".join(lines) + "\n"
 
 
@@ -116,6 +131,67 @@ def _render_into(items, lines: list, assignment, memo: dict) -> None:
             append(item.render(assignment))
         else:
             append("  " + item.render(assignment))
+
+
+def _render_coded(items, lines: list, assignment, memo: dict, coded: list, shapes: list, p: int,
+                  done: dict) -> int:
+    """``_render_into`` with ``coded[p:]`` (and ``shapes``, ``Module.remember_shapes``) expected next: an
+    instruction that is ``coded[p]`` takes the text of its shape (``done``: shape -> its text without a
+    comment, rendered on first sight). Returns the position in ``coded`` after ``items``."""
+    append, get = lines.append, memo.get
+    n = len(coded)
+    for item in items:
+        cls = item.__class__
+        if cls is Instruction:
+            if p < n and coded[p] is item:
+                shape = shapes[p]
+                p += 1
+                text = done.get(shape)
+                if text is None:
+                    if item.modifiers or item.opcode == "s_waitcnt":
+                        text = (Instruction(item.opcode, item.operands, item.modifiers, "", None, None, item._info)
+                                if item.comment else item).render(assignment, memo)
+                    elif item.operands:
+                        texts = []
+                        for o in item.operands:
+                            t = get(id(o))
+                            if t is None:
+                                t = memo[id(o)] = render_operand(o, assignment)
+                            texts.append(t)
+                        text = item.opcode + " " + ", ".join(texts)
+                    else:
+                        text = item.opcode
+                    done[shape] = text
+            elif item.modifiers or item.opcode == "s_waitcnt":
+                text = item.render(assignment, memo)
+                append("  " + text)
+                continue
+            else:
+                ops = item.operands
+                if ops:
+                    texts = []
+                    for o in ops:
+                        t = get(id(o))
+                        if t is None:
+                            t = memo[id(o)] = render_operand(o, assignment)
+                        texts.append(t)
+                    text = item.opcode + " " + ", ".join(texts)
+                else:
+                    text = item.opcode
+            comment = item.comment
+            append(f"  {text:<48} // {comment}" if comment else "  " + text)
+        elif cls is Module or isinstance(item, Module):
+            append(f"  // --- {item.name} ---")
+            p = _render_coded(item.items, lines, assignment, memo, coded, shapes, p, done)
+        elif cls is LabelDef:
+            if p < n and coded[p] is item:
+                p += 1
+            append(item.render(assignment))
+        else:
+            if p < n and coded[p] is item:            # (a subclass of Instruction or LabelDef)
+                p += 1
+            append("  " + item.render(assignment))
+    return p
 
 
 def insert_before(target, inserted: Mapping[int, list], drop=None) -> None:
