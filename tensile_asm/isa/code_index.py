@@ -97,7 +97,16 @@ def _walk(items, index: Index, skip, stream: list, shapes: list, skipped: list) 
             if x.opcode == skip:
                 skipped.append(x)
                 continue
-            key = (x.opcode, x.modifiers, *map(id, x.operands))
+            ops = x.operands
+            n = len(ops)          # (the key of ``Index.shape``, built without an iterator for up to 4 operands)
+            if n == 3:
+                key = (x.opcode, x.modifiers, id(ops[0]), id(ops[1]), id(ops[2]))
+            elif n == 2:
+                key = (x.opcode, x.modifiers, id(ops[0]), id(ops[1]))
+            elif n == 4:
+                key = (x.opcode, x.modifiers, id(ops[0]), id(ops[1]), id(ops[2]), id(ops[3]))
+            else:
+                key = (x.opcode, x.modifiers, *map(id, ops))
             f = cache.get(key)
             if f is None:
                 f = cache[key] = index.factory(x, index.assignment, index.memo)
