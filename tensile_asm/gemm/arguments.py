@@ -24,6 +24,12 @@ PreloadKernelArguments 1 (gfx940+, Tensile 4.44's ``preloadKernargs``): the argu
 come first, in the order ContractionSolution.cpp appends them then -- Tensor2dSizeA/B, AddressA/B, Alpha,
 StridesA*, StridesB*, SizesSum0 (``PRELOADED``: 56 bytes batched, 48 not) -- and the hardware puts their
 dwords in the user SGPRs after the kernarg pointer (``preload_dwords``); the others follow in the usual order.
+
+A ``KernelLanguage: Source`` kernel (the library's ``sizeMapping.sourceKernel``; ``source_kernel``) takes what
+Tensile 4.44's host passes one (ContractionSolution.cpp generateSingleCall, ``isSourceKernel()``): no
+Tensor2dSizeA/B, a half alpha/beta once (2 bytes, ``h16``: no alpha_2/beta_2), and nothing after
+NumWorkGroups0/1 -- no PersistentKernel and no WorkGroupMapping arguments (the source kernel has its
+WorkGroupMapping as a constant and computes the rest) -- nor the trailing ``pad`` of an assembly kernel.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stag
                     workgroup_mapping: bool = True, persistent: bool = False,
                     persistent_along_batch: bool = False, pointer_array: bool = False,
                     initial_strides_ab: bool = False, initial_strides_cd: bool = False,
-                    preload: bool = False) -> list[Argument]:
+                    preload: bool = False, source_kernel: bool = False) -> list[Argument]:
     """The kernel arguments in Tensile's order. As Tensile's host (ContractionSolution.cpp) appends them,
     OrigStaggerUIter is there only for a kernel with StaggerU (``stagger_u``); MagicNumberProblemNumGroupTiles0,
     MagicShiftProblemNumGroupTiles0 and GridNumWorkGroups0 only for PersistentKernel (``persistent``), then
@@ -65,16 +71,21 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stag
     needs ``batched``); InitialStrideA/B (``initial_strides_ab``) and InitialStrideD/C (``initial_strides_cd``)
     before each tensor's other strides. ``preload`` (PreloadKernelArguments 1): the ``PRELOADED`` arguments first,
     as Tensile's host passes them then; Tensile allows it only for strided batches, with beta and without
-    initial strides of A/B."""
+    initial strides of A/B. ``source_kernel``: the layout of a source kernel (the module's docstring), which
+    takes none of the persistent, mapping or preloading arguments."""
+    if source_kernel and (preload or persistent):
+        raise ValueError("a source kernel takes no PersistentKernel or preloaded arguments "
+                         "(Tensile's host passes them to assembly kernels only)")
     if preload and (pointer_array or not use_beta or initial_strides_ab):
         raise ValueError("kernel-argument preloading needs strided batches, beta and no initial strides of A/B")
     if pointer_array and not batched:
         raise ValueError("pointer-array (general) batched GEMM needs a batched problem type")
     strides = 2 if batched else 1          # NumIndicesC - 1 for C/D, len(A) - 1 for A/B
     free = 3 if batched else 2
-    size, kind = SCALAR_KIND[compute_type]
-    spec: list[tuple[str, int, str]] = [
-        ("Tensor2dSizeA", 8, "u64"), ("Tensor2dSizeB", 8, "u64"),
+    size, kind = (2, "h16") if source_kernel and compute_type == "H" else SCALAR_KIND[compute_type]
+    spec: list[tuple[str, int, str]] = [] if source_kernel else [("Tensor2dSizeA", 8, "u64"),
+                                                                  ("Tensor2dSizeB", 8, "u64")]
+    spec += [
         ("AddressD", 8, "u64"), ("AddressC", 8, "u64"), ("AddressA", 8, "u64"), ("AddressB", 8, "u64"),
     ]
     if pointer_array:
@@ -97,7 +108,7 @@ def argument_layout(batched: bool, use_beta: bool, compute_type: str = "S", stag
         if persistent_along_batch:
             spec += [("NumWorkGroups2", 4, "u32"), ("MagicNumProblemNumGroupTiles0By1", 4, "u32"),
                      ("MagicShiftProblemNumGroupTiles0By1", 4, "u32")]
-    if workgroup_mapping:
+    if workgroup_mapping and not source_kernel:
         spec += [("NumFullBlocks", 4, "u32"), ("WgmRemainder1", 4, "u32"), ("MagicNumberWgmRemainder1", 4, "u32")]
     if preload:
         rank = {name: i for i, name in enumerate(PRELOADED)}

@@ -105,6 +105,9 @@ class GemmKernelContract:
     # F32XdlMathOp XFloat32 (gfx942's xf32 MFMAs, S problems only): the MFMA rounds the fp32 A/B values to xf32
     # before multiplying (results are compared with reference.XF32_ROUNDOFF allowed on each input)
     xf32: bool = False
+    # KernelLanguage: Source (sizeMapping.sourceKernel): the arguments Tensile's host passes a source kernel
+    # (gemm.arguments: no Tensor2dSizeA/B, a half alpha/beta once, no WorkGroupMapping arguments)
+    source_kernel: bool = False
 
     # ---- constructors
     @classmethod
@@ -128,7 +131,8 @@ class GemmKernelContract:
                    initial_strides_ab=pt.use_initial_strides_ab, initial_strides_cd=pt.use_initial_strides_cd,
                    preload_kernargs=d.preload_kernargs,
                    xf32=pt.data_type.char == "S" and getattr(pt.f32_xdl_math_op, "char", None) == "X",
-                   global_accumulation=d.global_split_u > 1 and d.global_accumulation == SINGLE_BUFFER)
+                   global_accumulation=d.global_split_u > 1 and d.global_accumulation == SINGLE_BUFFER,
+                   source_kernel=solution.params.get("KernelLanguage") == "Source")
 
     @classmethod
     def from_library_entry(cls, entry: Mapping[str, Any]) -> "GemmKernelContract":
@@ -146,8 +150,11 @@ class GemmKernelContract:
             wg, mt = sm["workGroup"], sm["macroTile"]
             gsu = int(sm["globalSplitU"])
             accumulation = _ACCUMULATION.get(int(sm.get("globalAccumulation", 0)))
-            # a source kernel (sourceKernel) takes the same arguments as an assembly one
+            # a source kernel (sourceKernel) takes fewer arguments (source_kernel); Tensile's host passes it no
+            # PersistentKernel arguments, which ours would need
             unsupported = [k for k in ("streamK",) if sm.get(k)]
+            if sm.get("sourceKernel") and int(sm.get("persistentKernel", 0) or 0):
+                unsupported.append("persistentKernel with sourceKernel")
             persistent = int(sm.get("persistentKernel", 0) or 0)
             along_batch = bool(sm.get("persistentKernelAlongBatch", False)) and persistent != 0
             pointer_array = not bool(pt.get("stridedBatched", True))
@@ -176,7 +183,8 @@ class GemmKernelContract:
                    initial_strides_cd=bool(pt.get("useInitialStridesCD", False)),
                    preload_kernargs=bool(sm.get("preloadKernargs", 0)),
                    xf32=a == "S" and xdl == "X",
-                   global_accumulation=gsu > 1 and int(sm.get("globalAccumulation", 0) or 0) == 1)
+                   global_accumulation=gsu > 1 and int(sm.get("globalAccumulation", 0) or 0) == 1,
+                   source_kernel=bool(sm.get("sourceKernel", False)))
 
     # ---- facts
     @property
@@ -203,7 +211,8 @@ class GemmKernelContract:
                                workgroup_mapping=abs(self.workgroup_mapping) > 1, persistent=self.persistent_kernel != 0,
                                persistent_along_batch=self.persistent_kernel_along_batch,
                                pointer_array=self.pointer_array, initial_strides_ab=self.initial_strides_ab,
-                               initial_strides_cd=self.initial_strides_cd, preload=self.preload_kernargs)
+                               initial_strides_cd=self.initial_strides_cd, preload=self.preload_kernargs,
+                               source_kernel=self.source_kernel)
 
     @property
     def accumulation(self) -> int:

@@ -1,8 +1,9 @@
 """A solution's GEMM kernel as HIP C++ (``KernelLanguage: Source``), rendered from ``templates/gemm.hip.j2``.
 
-The kernel takes the same arguments as an assembly kernel, in the same order and at the same offsets: its
-parameter list is generated from ``tensile_asm.gemm.arguments.argument_layout`` (the contract runtimes launch
-by), one parameter per argument, named as the contract names it. The numbers it is written from are the
+The kernel takes what Tensile 4.44's host passes a source kernel (``tensile_asm.gemm.arguments``,
+``source_kernel``: no Tensor2dSizeA/B, a half alpha/beta once, no WorkGroupMapping arguments -- its
+WorkGroupMapping is a constant): its parameter list is generated from the contract's layout (what runtimes
+launch by), one parameter per argument, named as the contract names it. The numbers it is written from are the
 solution's derived values (``solution.derived``), the ones the assembly writer reads. ``supports`` gives the
 one reason a solution cannot be written, or None. The same template renders for CUDA with another
 prelude (``language="cuda"``; ``templates/prelude_cuda.h``): the kernel body uses only names both define.
@@ -106,7 +107,8 @@ def lds_bytes(solution) -> int:
 
 
 def layout(solution) -> list[Argument]:
-    """The kernel's arguments: the contract's layout for this solution."""
+    """The kernel's arguments: the contract's layout for this solution (a ``KernelLanguage: Source`` one's is
+    the source-kernel layout; the template reads the same names from either)."""
     from tensile_asm.gemm.contract import GemmKernelContract
     return GemmKernelContract.from_solution(solution, "?").layout()
 
@@ -201,8 +203,8 @@ class KernelSource:
 
 
 def scalar_value(arguments, name: str) -> str:
-    """Alpha or Beta as the accumulator type (a half compute type arrives as its bits: twice for a GEMM, once for
-    a helper kernel)."""
+    """Alpha or Beta as the accumulator type (a half compute type arrives as its bits: once, 2 bytes, to a source
+    kernel and a helper kernel; twice in 4 bytes to an assembly-layout kernel)."""
     kind = next(a.kind for a in arguments if a.name == name)
     return f"half_from_bits({name} & 0xFFFFu)" if kind in ("f16", "h16") else name
 

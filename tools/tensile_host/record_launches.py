@@ -1,9 +1,11 @@
 """Record what Tensile's own host launches for a few GlobalSplitU problems, as a test fixture.
 
 usage: python tools/tensile_host/record_launches.py LIBRARY OUT.json --arch GFX --cus N [--cus N ...]
-                                                    [--binary PATH] [--per-solution N] [--seed S]
+                                                    [--binary PATH] [--per-solution N] [--seed S] [--every-solution]
 
-For each GlobalSplitU > 1 solution of LIBRARY (a create-library output folder or a TensileLibrary.dat), a few
+For each GlobalSplitU > 1 solution of LIBRARY (a create-library output folder or a TensileLibrary.dat;
+``--every-solution``: each solution, e.g. of a library of ``KernelLanguage: Source`` solutions, whose GEMM
+arguments Tensile's host lays out its own way), a few
 problems it is selected for (sizes 1, primes and large ones; batches; packed leading dimensions, so that the
 GEMM's own arguments match ours too) are given to ``tensile-host-solve`` (tools/tensile_host/solve_main.cpp:
 Tensile 4.44's findBestSolution and solve()); OUT.json keeps, per problem, the solution's library entry, the
@@ -59,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--binary")
     ap.add_argument("--per-solution", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--every-solution", action="store_true", help="also solutions with GlobalSplitU 1")
     args = ap.parse_args(argv)
     binary = launch_compare.find_binary(args.binary)
     if binary is None:
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 for (m, n, k, batch) in sizes:
                     v = view(sp, m, n, batch, k, rng.choice((1.0, 0.5, -2.0)), rng.choice((0.0, 1.0, 0.25)))
                     sol = lib.select(v, args.arch, cu_count=cus, is_apu=0)
-                    if sol is None or int(sol["sizeMapping"]["globalSplitU"]) == 1:
+                    if sol is None or (int(sol["sizeMapping"]["globalSplitU"]) == 1 and not args.every_solution):
                         continue
                     if seen.get((sol["index"], cus), 0) >= args.per_solution:
                         continue
@@ -97,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
                                   "tensile": [{"kernel": x[0], "block": list(x[1]), "grid": list(x[2]), "args": x[3]}
                                               for x in launches]})
     command = "python tools/tensile_host/record_launches.py " + " ".join(
-        [str(args.library), str(args.out), "--arch", args.arch] + [f"--cus {c}" for c in args.cus])
+        [str(args.library), str(args.out), "--arch", args.arch] + [f"--cus {c}" for c in args.cus]
+        + ([f"--per-solution {args.per_solution}"] if args.per_solution != 2 else [])
+        + (["--every-solution"] if args.every_solution else []))
     args.out.write_text(json.dumps({"command": command, "arch": args.arch, "cases": cases}, indent=1) + "\n")
     print(f"{len(cases)} problems recorded in {args.out}")
     return 0
