@@ -101,27 +101,32 @@ def _walk(items, out: list, headers: bool) -> None:
             append(item)
 
 
+def _plain_text(item: Instruction, assignment, memo: dict) -> str:
+    """The text of a modifier-free instruction without its comment (``memo``: id(operand) -> its text)."""
+    ops = item.operands
+    if not ops:
+        return item.opcode
+    get = memo.get
+    texts = []
+    for o in ops:
+        t = get(id(o))
+        if t is None:
+            t = memo[id(o)] = render_operand(o, assignment)
+        texts.append(t)
+    return item.opcode + " " + ", ".join(texts)
+
+
 def _render_into(items, lines: list, assignment, memo: dict) -> None:
     """The lines of ``items`` as ``flatten`` orders them (each sub-module's header comment rendered in
-    place, without building the ``Comment``). An instruction without modifiers is ``plain_text``, inlined."""
-    append, get = lines.append, memo.get
+    place, without building the ``Comment``). An instruction without modifiers is ``_plain_text``."""
+    append = lines.append
     for item in items:
         cls = item.__class__
         if cls is Instruction:
             if item.modifiers or item.opcode == "s_waitcnt":
                 append("  " + item.render(assignment, memo))
                 continue
-            ops = item.operands
-            if ops:
-                texts = []
-                for o in ops:
-                    t = get(id(o))
-                    if t is None:
-                        t = memo[id(o)] = render_operand(o, assignment)
-                    texts.append(t)
-                text = item.opcode + " " + ", ".join(texts)
-            else:
-                text = item.opcode
+            text = _plain_text(item, assignment, memo)
             comment = item.comment
             append(f"  {text:<48} // {comment}" if comment else "  " + text)
         elif cls is Module or isinstance(item, Module):
@@ -138,7 +143,7 @@ def _render_coded(items, lines: list, assignment, memo: dict, coded: list, shape
     """``_render_into`` with ``coded[p:]`` (and ``shapes``, ``Module.remember_shapes``) expected next: an
     instruction that is ``coded[p]`` takes the text of its shape (``done``: shape -> its text without a
     comment, rendered on first sight). Returns the position in ``coded`` after ``items``."""
-    append, get = lines.append, memo.get
+    append = lines.append
     n = len(coded)
     for item in items:
         cls = item.__class__
@@ -151,33 +156,15 @@ def _render_coded(items, lines: list, assignment, memo: dict, coded: list, shape
                     if item.modifiers or item.opcode == "s_waitcnt":
                         text = (Instruction(item.opcode, item.operands, item.modifiers, "", None, None, item._info)
                                 if item.comment else item).render(assignment, memo)
-                    elif item.operands:
-                        texts = []
-                        for o in item.operands:
-                            t = get(id(o))
-                            if t is None:
-                                t = memo[id(o)] = render_operand(o, assignment)
-                            texts.append(t)
-                        text = item.opcode + " " + ", ".join(texts)
                     else:
-                        text = item.opcode
+                        text = _plain_text(item, assignment, memo)
                     done[shape] = text
             elif item.modifiers or item.opcode == "s_waitcnt":
                 text = item.render(assignment, memo)
                 append("  " + text)
                 continue
             else:
-                ops = item.operands
-                if ops:
-                    texts = []
-                    for o in ops:
-                        t = get(id(o))
-                        if t is None:
-                            t = memo[id(o)] = render_operand(o, assignment)
-                        texts.append(t)
-                    text = item.opcode + " " + ", ".join(texts)
-                else:
-                    text = item.opcode
+                text = _plain_text(item, assignment, memo)
             comment = item.comment
             append(f"  {text:<48} // {comment}" if comment else "  " + text)
         elif cls is Module or isinstance(item, Module):
