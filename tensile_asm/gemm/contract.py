@@ -221,19 +221,24 @@ class GemmKernelContract:
         return (helpers.MULTIPLE_BUFFER if self.writes_workspace else
                 helpers.SINGLE_BUFFER if self.workspace_single else 0)
 
-    def helper_names(self) -> list[str]:
+    def helper_kernels(self) -> list[helpers.Helper]:
         """Every helper kernel Tensile's generator builds beside this one (so the library holds the one its host
         asks for): the beta-only kernel (SingleBuffer, _GA) and the conversion variants (_GA, MultipleBuffer)."""
         if self.global_split_u == 1:
             return []
-        names = []
+        out = []
         if not self.writes_workspace:
-            names.append(helpers.beta_only_name(self.batched, self.dest_type, self.pointer_array,
-                                                workspace=self.workspace_single))
+            ga = self.workspace_single
+            out.append(helpers.Helper(helpers.beta_only_name(self.batched, self.dest_type, self.pointer_array,
+                                                             workspace=ga), workspace=ga))
         if self.accumulation:
-            names += [v.name(self.batched, self.dest_type, self.pointer_array)
-                      for v in helpers.conversion_variants(self.compute_type, self.accumulation, self.global_split_u)]
-        return names
+            out += [helpers.Helper(v.name(self.batched, self.dest_type, self.pointer_array), v)
+                    for v in helpers.conversion_variants(self.compute_type, self.accumulation, self.global_split_u)]
+        return out
+
+    def helper_names(self) -> list[str]:
+        """The names of ``helper_kernels``."""
+        return [h.name for h in self.helper_kernels()]
 
     def helper_name(self) -> str | None:
         """The first of ``helper_names`` (None for GlobalSplitU 1)."""

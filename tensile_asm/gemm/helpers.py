@@ -69,6 +69,17 @@ class Conversion:
         return name
 
 
+@dataclass(frozen=True)
+class Helper:
+    """One helper kernel beside a GEMM: the beta-only kernel (``conversion`` None; ``workspace``: the _GA one, into
+    the compute-type workspace) or a conversion variant. ``GemmKernelContract.helper_kernels`` lists them; the
+    assembly writer, the HIP source writer and the library all take the list from there."""
+
+    name: str
+    conversion: Conversion | None = None
+    workspace: bool = False
+
+
 def _wide_compute(compute: str) -> bool:
     """Tensile's supportedTypeFor{VW,Reduction,Unroll}Opt: compute (alpha) type Float or Double."""
     return compute in ("S", "D")

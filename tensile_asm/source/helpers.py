@@ -60,22 +60,18 @@ class HelperSource:
 
 
 def helper_sources(contract) -> list[HelperSource]:
-    """Every helper kernel the GEMM kernel of ``contract`` may be launched with (``contract.helper_names()``)."""
-    if contract.global_split_u == 1:
-        return []
-    pa, batched = contract.pointer_array, contract.batched
+    """Every helper kernel the GEMM kernel of ``contract`` may be launched with (``contract.helper_kernels()``)."""
+    pa, batched, acc = contract.pointer_array, contract.batched, _ACC[contract.compute_type]
     out = []
-    if not contract.writes_workspace:
-        ga = contract.workspace_single
-        out.append(HelperSource(contract_helpers.beta_only_name(batched, contract.dest_type, pa, ga), "beta_only",
-                                pa, batched, contract.dest_type, _ACC[contract.compute_type], ga,
-                                tuple(contract_helpers.beta_only_layout(contract.compute_type, pa, batched))))
-    if contract.accumulation:
-        layout = tuple(contract_helpers.conversion_layout(contract.compute_type, pa, batched))
-        for v in contract_helpers.conversion_variants(contract.compute_type, contract.accumulation,
-                                                      contract.global_split_u):
-            out.append(HelperSource(v.name(batched, contract.dest_type, pa), "post_gsu", pa, batched,
-                                    contract.dest_type, _ACC[contract.compute_type], False, layout, v.vw, v.reduction))
+    for h in contract.helper_kernels():
+        if h.conversion is None:
+            layout = contract_helpers.beta_only_layout(contract.compute_type, pa, batched)
+            out.append(HelperSource(h.name, "beta_only", pa, batched, contract.dest_type, acc, h.workspace,
+                                    tuple(layout)))
+        else:
+            layout = contract_helpers.conversion_layout(contract.compute_type, pa, batched)
+            out.append(HelperSource(h.name, "post_gsu", pa, batched, contract.dest_type, acc, False, tuple(layout),
+                                    h.conversion.vw, h.conversion.reduction))
     return out
 
 

@@ -249,25 +249,22 @@ def build_kernel(solution, arch: Arch, name: str) -> Kernel:
 
 def helper_writers(g: Geometry, contract, arch: Arch) -> list:
     """(name, write) of every GlobalSplitU helper kernel of the GEMM ``g`` (``contract`` its launch contract), in
-    ``contract.helper_names()`` order: the beta-only kernel (SingleBuffer, _GA) and every conversion variant
+    ``contract.helper_kernels()`` order: the beta-only kernel (SingleBuffer, _GA) and every conversion variant
     Tensile's generator builds (_GA, MultipleBuffer; gemm/helpers.py)."""
-    from tensile_asm.gemm.helpers import conversion_variants
     from tensile_asm.writer.beta_only import write_beta_only
     from tensile_asm.writer.post_gsu import write_post_gsu
 
-    wanted = contract.helper_names()     # what Tensile's host may ask for
     own = Geometry(g.workspace_for, g.derived) if g.workspace_for is not None else g
-    written = []
-    if g.workspace_for is not None:     # beta*C into the compute-type workspace, then its conversion to D
-        written.append(lambda: write_beta_only(arch, g.batched, own.dest_type, g.pointer_array, workspace=True))
-    elif g.global_split_u > 1 and not g.writes_workspace:
-        written.append(lambda: write_beta_only(arch, g.batched, g.dest_type, g.pointer_array))
-    if contract.accumulation:
-        written += [lambda v=v: write_post_gsu(arch, own, v) for v in
-                    conversion_variants(contract.compute_type, contract.accumulation, contract.global_split_u)]
-    if len(written) != len(wanted):
-        raise AssertionError(f"{contract.name}: {len(written)} helper kernels written for {wanted}")
-    return list(zip(wanted, written))
+
+    def writer(h):
+        if h.conversion is not None:
+            return lambda: write_post_gsu(arch, own, h.conversion)
+        if h.workspace != (g.workspace_for is not None):
+            raise AssertionError(f"{contract.name}: the contract's beta-only kernel {h.name} and the GEMM's "
+                                 f"workspace disagree")
+        return lambda: write_beta_only(arch, g.batched, own.dest_type, g.pointer_array, workspace=h.workspace)
+
+    return [(h.name, writer(h)) for h in contract.helper_kernels()]
 
 
 def with_helpers(kernels: list[Kernel], arch: Arch) -> list[Kernel]:
