@@ -58,9 +58,12 @@ class InstructionSet:
         return _row(self.arch.name, opcode)[0]
 
     def inst(self, opcode: str, *operands, mods: Iterable = (), comment: str = "") -> Instruction:
-        # instruction.inst, inlined (the writer's hottest call), checked once per shape (``_PASSED``)
-        if mods:
-            return self._inst_mods(opcode, operands, mods, comment)
+        if mods:    # instruction.inst normalises the modifiers (Instruction.info reads glc/sc0/lds from them)
+            ins = inst(opcode, *operands, mods=mods, comment=comment)
+            self.check(ins)
+            return ins
+        # without modifiers (the writer's hottest call): instruction.inst inlined, checked once per shape
+        # (``_PASSED_PLAIN``)
         info = _PLAIN_INFO.get(opcode)
         if info is None:        # op_info raises KeyError for an opcode we cannot describe
             info = _PLAIN_INFO[opcode] = op_info(opcode, False, False)
@@ -71,26 +74,6 @@ class InstructionSet:
         if shape not in self._passed_plain:
             self._check(ins)
             self._passed_plain.add(shape)
-        return ins
-
-    def _inst_mods(self, opcode: str, operands: tuple, mods: Iterable, comment: str) -> Instruction:
-        """``inst`` with modifiers (names, or (name, value) pairs): ``instruction.inst`` and ``check``, inlined."""
-        norm = tuple([(m, None) if m.__class__ is str else (m[0], m[1]) for m in mods])
-        returns = lds = False
-        for m, _ in norm:
-            if m == "glc" or m == "sc0":
-                returns = True
-            elif m == "lds":
-                lds = True
-        info = op_info(opcode, returns, lds)    # what Instruction.info would say; KeyError for an unknown opcode
-        if not _OPERAND_TYPES.issuperset(map(type, operands)):
-            operands = tuple(map(as_operand, operands))
-        shape = (opcode, info.num_defs, *map(_SHAPE_OF, operands))      # ``_shape(ins)``
-        ins = Instruction(opcode, operands, norm, comment, None, None, info)
-        passed = self._passed
-        if shape not in passed:
-            self._check(ins)
-            passed.add(shape)
         return ins
 
     def repeat(self, module: Module) -> Module:
